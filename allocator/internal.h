@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/internal.h - prototypes the allocator core exports to other
+ * allocator files (the sampling side in particular).  Internal: nothing
+ * here is visible outside libheapscope (built with -fvisibility=hidden).
+ *
+ * Module-private declarations of the core (size classes, spans, pagemap,
+ * page heap, thread cache, central free lists) live in their own headers
+ * next to their .c files; this file holds only what crosses to the
+ * sampling side, plus os/log/options which everyone uses.
+ */
+#ifndef HS_INTERNAL_H
+#define HS_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_common.h"
+
+/* ---- allocation without the sampler (proxies, re-entrant calls) ---- */
+
+/* Allocate from the normal heap, never sampled.  align 0 = default (16),
+ * else a power of two.  Returns NULL on ENOMEM (errno not touched). */
+void *hs_alloc_unsampled(size_t size, size_t align);
+/* Free a pointer from hs_alloc_unsampled or any non-sampled block. */
+void hs_free_unsampled(void *p);
+/* Bytes a normal-heap allocation of (size, align) would really reserve:
+ * the size-class size for small requests, page-rounded for large ones. */
+size_t hs_alloc_size_for(size_t size, size_t align);
+
+/* ---- os.c: the only file that calls mmap / munmap / madvise ---- */
+
+/* Reserve and map size bytes (multiple of 4 KiB) readable and writable,
+ * MAP_NORESERVE, aligned to align (power of two >= 4 KiB).  NULL on
+ * failure.  Thread-safe. */
+void *hs_os_reserve(size_t size, size_t align);
+/* Give the pages back to the OS (MADV_DONTNEED); contents read as zero
+ * afterwards.  Returns 0 or -errno. */
+int hs_os_decommit(void *p, size_t size);
+/* madvise(MADV_NOHUGEPAGE) / (MADV_HUGEPAGE).  Returns 0 or -errno. */
+int hs_os_nohugepage(void *p, size_t size);
+int hs_os_hugepage(void *p, size_t size);
+void hs_os_unmap(void *p, size_t size);
+
+/* ---- log.c: write(2) through a fixed buffer, no malloc, no stdio ---- */
+void hs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Tiny snprintf subset (%s %d %u %ld %lu %zu %zd %x %lx %p %%); returns
+ * length written (truncated to n - 1).  Async-signal-safe. */
+int hs_vsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+int hs_snprintf(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- options.c: HEAPSCOPE_<NAME> environment options ---- */
+typedef enum hs_option {
+	HS_OPT_SAMPLE_RATE,      /* bytes, default 2 MiB; <= 0 off; 1 = all */
+	HS_OPT_SAMPLE_SEED,      /* 0 = random seeds, else deterministic */
+	HS_OPT_VERBOSE,          /* log level, default 0 */
+	HS_OPT_RELEASE_RATE,     /* page heap release policy knob */
+	HS_OPT_COUNT
+} hs_option_t;
+/* Value of an option (parsed once from environ; K/M/G suffixes). */
+int64_t hs_option_get(hs_option_t opt);
+/* Re-read options from environ (called from the library constructor in
+ * case the first malloc ran before environ was set). */
+void hs_options_init(void);
+
+/* Current kernel thread id (cached per thread). */
+uint32_t hs_gettid(void);
+
+#endif /* HS_INTERNAL_H */

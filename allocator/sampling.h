@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/sampling.h - the boundary between the allocator core and the
+ * sampling side (sampler.c, sampled.c, registry.c, unwind.c, probes).
+ *
+ * The core calls exactly these; the sampling side calls the core only
+ * through allocator/internal.h (hs_alloc_unsampled & co., hs_os_*).
+ */
+#ifndef HS_SAMPLING_H
+#define HS_SAMPLING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_common.h"
+
+/*
+ * Per-thread sampler state.  Lives inside the thread cache (initial-exec
+ * TLS) whose static "empty" value has bytes_until_sample == 0, so a
+ * thread's first allocation takes the slow path, which seeds the sampler.
+ */
+typedef struct hs_sampler {
+	size_t bytes_until_sample; /* counter; fast path subtracts r + 1 */
+	uint64_t rng;              /* PRNG state, 0 = not yet seeded */
+	int64_t period;            /* T this counter was drawn with */
+	uint64_t epoch;            /* global rate epoch seen at last draw */
+} hs_sampler_t;
+
+/*
+ * Fast path: subtract r + 1 from the counter (TCMalloc's
+ * TryRecordAllocationFast).  Returns true when the allocation is NOT
+ * sampled (the common case).  On false the counter has wrapped and the
+ * caller must call hs_sample_alloc_slow() exactly once for this request.
+ */
+static inline bool hs_sampler_try_fast(hs_sampler_t *s, size_t requested)
+{
+	return HS_LIKELY(!__builtin_usubl_overflow(s->bytes_until_sample,
+						   requested + 1,
+						   &s->bytes_until_sample));
+}
+
+/*
+ * Slow path after hs_sampler_try_fast() returned false.  Decides whether
+ * the allocation is sampled (it may not be: first use, rate change,
+ * sampling off, re-entrancy), and if it is, allocates it on exclusive
+ * pages of the sampled region, records it, unwinds its stack and fires
+ * sample_alloc.  Returns the pointer, or NULL when the caller must serve
+ * the request unsampled.  align: 0 for the default alignment, else a power
+ * of two.  Thread-safe.
+ */
+void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align);
+
+/* The sampled region [hs_sampled_start, hs_sampled_start + hs_sampled_size);
+ * size is 0 until sampling is initialised. */
+extern uintptr_t hs_sampled_start;
+extern uintptr_t hs_sampled_size;
+
+/* One compare: is p inside the sampled region? */
+static inline bool hs_is_sampled(const void *p)
+{
+	return HS_UNLIKELY((uintptr_t)p - hs_sampled_start < hs_sampled_size);
+}
+
+/*
+ * Free a sampled pointer (hs_is_sampled(p) is true).  size_hint is the
+ * size given to free_sized / sized delete, 0 when unknown.  Fires
+ * sample_free before the pages can be reused.  Invalid or double frees are
+ * reported once on stderr and ignored.  Thread-safe.
+ */
+void hs_sampled_free(void *p, size_t size_hint);
+
+/* Usable size of a sampled pointer (the allocated size a), 0 if invalid. */
+size_t hs_sampled_usable_size(const void *p);
+
+/* Called once by the allocator's init, after options are parsed. */
+void hs_sampling_init(void);
+
+/* pthread_atfork handlers of the sampling side. */
+void hs_sampling_fork_prepare(void);
+void hs_sampling_fork_parent(void);
+void hs_sampling_fork_child(void);
+
+#endif /* HS_SAMPLING_H */

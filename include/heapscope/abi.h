@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * heapscope/abi.h - the stable ABI between libheapscope.so and collectors.
+ *
+ * Two parts, both versioned:
+ *
+ *  1. USDT probes, provider "heapscope" (sys/sdt.h, with semaphores).  All
+ *     arguments are 64-bit unsigned unless noted; sizes are in bytes.
+ *
+ *     sample_alloc(ptr, requested, allocated, alignment, weight,
+ *                  stack, depth, seq)
+ *        ptr        address returned to the caller
+ *        requested  r, the size the caller asked for
+ *        allocated  a, the size the allocator reserved for it (size-class
+ *                   size for small requests, page-rounded for large ones)
+ *        alignment  requested alignment, 0 for the default (16)
+ *        weight     W = T + k - f (DESIGN.md section 1): bytes, counted in
+ *                   units of (requested + 1); estimated objects = W/(r+1),
+ *                   estimated bytes = a*W/(r+1)
+ *        stack      address of a uint64_t[depth] array of return addresses,
+ *                   innermost (the caller of malloc) first; valid only
+ *                   while the probe fires
+ *        depth      number of frames in stack (u32, <= HEAPSCOPE_MAX_FRAMES)
+ *        seq        per-process sequence number of this event; it is also
+ *                   the record id that the matching sample_free carries
+ *
+ *     sample_free(ptr, requested, allocated, alloc_seq, stack, depth, seq)
+ *        fires before the memory can be handed out again, so a collector
+ *        never sees the next owner's sample_alloc of the same address first.
+ *        alloc_seq  seq of the sample_alloc that created the object
+ *        stack/depth the call stack of the free (for lifetime profiles)
+ *        seq        this event's own sequence number
+ *
+ *     rate_change(new_period, old_period)   (signed 64-bit bytes)
+ *
+ *     Sequence numbers start at 1 and increase by 1 for every sample_alloc
+ *     and sample_free of the process, so a gap means a lost event.
+ *
+ *  2. The registry of live sampled allocations: struct heapscope_registry,
+ *     reachable through the exported symbol `heapscope_registry`, so a
+ *     collector that attaches late can read the live set with
+ *     process_vm_readv.  See the struct comments for the consistency rules.
+ *
+ * Every struct here has fixed-width fields, explicit padding, and its size
+ * pinned with _Static_assert.  A collector must validate every value it
+ * reads from a target: the target is not trusted.
+ */
+#ifndef HEAPSCOPE_ABI_H
+#define HEAPSCOPE_ABI_H
+
+#include <stdint.h>
+
+#define HEAPSCOPE_PROVIDER "heapscope"
+#define HEAPSCOPE_MAX_FRAMES 64
+
+/* "HSREGIS1" little endian */
+#define HEAPSCOPE_REGISTRY_MAGIC 0x3153494745525348ULL
+#define HEAPSCOPE_REGISTRY_VERSION 1u
+#define HEAPSCOPE_REGISTRY_SYMBOL "heapscope_registry"
+
+/*
+ * One live sampled allocation.  A slot is free when seq == 0.  Writers
+ * fill every field and store seq last (release); on free they clear seq
+ * first.  Readers must take the registry's generation seqlock (below).
+ */
+struct heapscope_record {
+	uint64_t seq;        /* record id (= seq of its sample_alloc); 0 = free */
+	uint64_t ptr;        /* address returned to the caller */
+	uint64_t requested;  /* r, bytes */
+	uint64_t allocated;  /* a, bytes */
+	uint64_t alignment;  /* bytes, 0 = default */
+	uint64_t weight;     /* W, bytes (see sample_alloc) */
+	uint64_t time_ns;    /* CLOCK_MONOTONIC of the allocation, ns */
+	uint64_t proxy;      /* proxy object in a normal span, or 0 */
+	uint64_t span_start; /* first byte of the pages this sample owns */
+	uint64_t span_bytes; /* bytes of those pages (multiple of 8 KiB) */
+	uint32_t tid;        /* allocating thread (kernel tid) */
+	uint32_t depth;      /* frames used in stack[] */
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* return addresses, innermost first */
+};
+_Static_assert(sizeof(struct heapscope_record) == 600, "record ABI");
+
+/*
+ * Registry header (the exported symbol).  Records live in an array of
+ * `capacity` slots at address `records`; only slots below `high_water`
+ * can be in use.  `generation` is a seqlock: it is odd while a writer is
+ * changing any record or field, and increases by 2 for every change.  A
+ * reader reads generation (even), copies what it needs, reads generation
+ * again, and retries if it changed.
+ */
+struct heapscope_registry {
+	uint64_t magic;        /* HEAPSCOPE_REGISTRY_MAGIC */
+	uint32_t version;      /* HEAPSCOPE_REGISTRY_VERSION */
+	uint32_t header_size;  /* sizeof(struct heapscope_registry) */
+	uint32_t record_size;  /* sizeof(struct heapscope_record) */
+	uint32_t max_frames;   /* HEAPSCOPE_MAX_FRAMES */
+	uint64_t generation;   /* seqlock, see above */
+	uint64_t records;      /* address of the record array */
+	uint64_t capacity;     /* slots reserved at `records` */
+	uint64_t high_water;   /* slots [0, high_water) may be live */
+	uint64_t live;         /* live records */
+	uint64_t next_seq;     /* next sequence number to hand out */
+	int64_t sample_period; /* current sampling period T, bytes (<= 0: off) */
+	int64_t control_period; /* written by a collector: requested period, 0 = none */
+	uint64_t region_start; /* the sampled region [start, start + size) */
+	uint64_t region_size;  /* bytes */
+	uint64_t sampled_bytes; /* bytes of pages held by live samples */
+	uint64_t reserved[4];
+};
+_Static_assert(sizeof(struct heapscope_registry) == 144, "registry ABI");
+
+#endif /* HEAPSCOPE_ABI_H */
