@@ -8,9 +8,11 @@ target_link_libraries(test_sampler PRIVATE ${CMOCKA_LIB} m)
 add_test(NAME sampler COMMAND test_sampler)
 set_tests_properties(sampler PROPERTIES TIMEOUT 120 LABELS "unit;sampling")
 
+if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 add_executable(test_sampled ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 target_include_directories(test_sampled PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
 target_link_libraries(test_sampled PRIVATE heapscope ${CMOCKA_LIB} pthread)
 add_test(NAME sampled COMMAND test_sampled)
 set_tests_properties(sampled PROPERTIES TIMEOUT 300 LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLE_SEED=7")
+endif()
