@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/alloc.c - allocation slow paths: first use of a thread,
+ * thread-cache refill, large (whole-span) requests, aligned requests,
+ * and the unsampled entry the sampling side uses (hs_alloc_unsampled).
+ * Also calloc and realloc, which build on the malloc path.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "init.h"
+#include "internal.h"
+#include "page_heap.h"
+#include "stats.h"
+
+/* Large request: a whole span of ceil(n / 8 KiB) pages, aligned to align
+ * bytes when align > one heapscope page. */
+static void *alloc_large(size_t n, size_t align)
+{
+	if (n > ((size_t)1 << 46))
+		return NULL;
+	if (!hs_init_global())
+		return NULL;
+	size_t pages = (n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
+	if (pages == 0)
+		pages = 1;
+	size_t align_pages = align > HS_PAGE_SIZE ? align >> HS_PAGE_SHIFT : 1;
+	hs_span_t *s = hs_page_heap_alloc(pages, align_pages);
+	if (!s)
+		return NULL;
+	hs_stat_add(HS_STAT_large_bytes, (int64_t)hs_span_bytes(s));
+	hs_stat_add(HS_STAT_large_count, 1);
+	return hs_span_addr(s);
+}
+
+/* Small request of class cls from the calling thread's cache. */
+static void *alloc_small(unsigned cls)
+{
+	hs_tcache_t *tc = &hs_tc;
+	hs_tc_list_t *l = &tc->lists[cls];
+	void *p = l->head;
+	if (HS_LIKELY(p != NULL)) {
+		l->head = *(void **)p;
+		l->length--;
+		return p;
+	}
+	return hs_tc_refill(tc, cls);
+}
+
+/* Allocation without the sampler.  align: 0 or a power of two. */
+static void *alloc_unsampled(size_t n, size_t align)
+{
+	if (HS_UNLIKELY(hs_tc.state == HS_TC_EMPTY) &&
+	    !hs_tc_activate(&hs_tc))
+		return NULL;
+	if (align <= HS_MIN_ALIGN) {
+		if (n <= HS_MAX_SMALL_SIZE)
+			return alloc_small(hs_size_to_class(n));
+		return alloc_large(n, 0);
+	}
+	if (align <= HS_PAGE_SIZE) {
+		unsigned cls = hs_size_class_aligned(n, align);
+		if (cls)
+			return alloc_small(cls);
+	}
+	return alloc_large(n, align);
+}
+
+void *hs_alloc_unsampled(size_t size, size_t align)
+{
+	return alloc_unsampled(size, align);
+}
+
+size_t hs_alloc_size_for(size_t size, size_t align)
+{
+	hs_init_global();
+	if (align <= HS_MIN_ALIGN && size <= HS_MAX_SMALL_SIZE)
+		return hs_classes[hs_size_to_class(size)].size;
+	if (align > HS_MIN_ALIGN && align <= HS_PAGE_SIZE) {
+		unsigned cls = hs_size_class_aligned(size, align);
+		if (cls)
+			return hs_classes[cls].size;
+	}
+	if (size > ((size_t)1 << 46))
+		return 0;
+	size_t pages = (size + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
+	return (pages ? pages : 1) << HS_PAGE_SHIFT;
+}
+
+HS_NOINLINE void *hs_alloc_slow(size_t n)
+{
+	return alloc_unsampled(n, 0);
+}
+
+HS_NOINLINE void *hs_alloc_sample_slow(size_t n, size_t align)
+{
+	void *p = hs_sample_alloc_slow(&hs_tc.sampler, n, align);
+	if (p)
+		return p;
+	return alloc_unsampled(n, align);
+}
+
+void *hs_alloc_aligned(size_t n, size_t align)
+{
+	if (align <= HS_MIN_ALIGN)
+		return hs_malloc_inline(n);
+	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_tc.sampler, n)))
+		return hs_alloc_sample_slow(n, align);
+	return alloc_unsampled(n, align);
+}
+
+void *hs_calloc(size_t count, size_t size)
+{
+	size_t n;
+	if (__builtin_mul_overflow(count, size, &n)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *p = hs_malloc_inline(n);
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (n > HS_MAX_SMALL_SIZE && !hs_is_sampled(p)) {
+		/* a large span fresh from the OS or released reads as 0 */
+		hs_span_t *s = hs_pagemap_lookup(p);
+		if (s && s->size_class == 0 && s->zeroed)
+			return p;
+	}
+	memset(p, 0, n);
+	return p;
+}
+
+void *hs_realloc(void *p, size_t n)
+{
+	if (!p) {
+		p = hs_malloc_inline(n);
+		if (!p)
+			errno = ENOMEM;
+		return p;
+	}
+	if (n == 0) {
+		hs_free_inline(p, 0);
+		return NULL;
+	}
+	size_t old;
+	if (hs_is_sampled(p)) {
+		old = hs_sampled_usable_size(p);
+	} else {
+		hs_span_t *s = hs_pagemap_lookup(p);
+		if (!s || s->location != HS_SPAN_IN_USE) {
+			hs_log("heapscope: realloc(%p): pointer not owned by "
+			       "the heap, returning NULL",
+			       p);
+			errno = ENOMEM;
+			return NULL;
+		}
+		unsigned cls = s->size_class;
+		if (cls) {
+			old = hs_classes[cls].size;
+			/* same class: nothing to do */
+			if (n <= HS_MAX_SMALL_SIZE &&
+			    hs_size_to_class(n) == cls)
+				return p;
+		} else {
+			old = hs_span_bytes(s);
+			/* keep a large block that shrinks by less than half */
+			if (n > HS_MAX_SMALL_SIZE && n <= old && n >= old / 2)
+				return p;
+		}
+	}
+	void *q = hs_malloc_inline(n);
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(q, p, old < n ? old : n);
+	hs_free_inline(p, 0);
+	return q;
+}

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/page_heap.c - span allocation from free lists indexed by
+ * length (exact lists below MAX_LIST pages, one best-fit list above),
+ * kept separately for committed and released (MADV_DONTNEED) spans.
+ *
+ * Free spans coalesce with neighbours in the same state only, so the
+ * committed / released accounting stays exact.  New OS memory enters as
+ * one released span (it is not resident until touched).  Release policy:
+ * after a free, when committed free memory exceeds HEAPSCOPE_RELEASE_RATE
+ * bytes, the largest free spans go back to the OS until it is under half
+ * of that; malloc_trim(0) releases everything.
+ *
+ * Pagemap invariant: every page of an IN_USE span maps to it; the first
+ * and last pages of a free span map to it (interior entries may be stale).
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "page_heap.h"
+#include "pagemap.h"
+#include "stats.h"
+
+#define MAX_LIST 128 /* lists[k][n] holds spans of n pages, n < MAX_LIST */
+
+enum { COMMITTED = 0, RELEASED = 1 };
+
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static hs_span_t *lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
+
+static hs_span_t **list_of(hs_span_t *s)
+{
+	int k = s->location == HS_SPAN_RELEASED ? RELEASED : COMMITTED;
+	return &lists[k][s->npages < MAX_LIST ? s->npages : MAX_LIST];
+}
+
+static void list_insert(hs_span_t *s)
+{
+	hs_span_t **head = list_of(s);
+	s->prev = NULL;
+	s->next = *head;
+	if (*head)
+		(*head)->prev = s;
+	*head = s;
+	hs_stat_add(s->location == HS_SPAN_RELEASED
+			    ? HS_STAT_pageheap_released_bytes
+			    : HS_STAT_pageheap_free_bytes,
+		    (int64_t)hs_span_bytes(s));
+	hs_stat_add(HS_STAT_pageheap_free_count, 1);
+}
+
+static void list_remove(hs_span_t *s)
+{
+	hs_span_t **head = list_of(s);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		*head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
+	hs_stat_add(s->location == HS_SPAN_RELEASED
+			    ? HS_STAT_pageheap_released_bytes
+			    : HS_STAT_pageheap_free_bytes,
+		    -(int64_t)hs_span_bytes(s));
+	hs_stat_add(HS_STAT_pageheap_free_count, -1);
+}
+
+/* Puts s (not on any list) into the free lists in state loc, merging it
+ * with free neighbours in the same state. */
+static void free_locked(hs_span_t *s, uint8_t loc)
+{
+	s->location = loc;
+	s->size_class = 0;
+	hs_span_t *prev = hs_pagemap_get(s->start - 1);
+	if (prev && prev != s && prev->location == loc &&
+	    prev->start + prev->npages == s->start) {
+		list_remove(prev);
+		s->start = prev->start;
+		s->npages += prev->npages;
+		hs_span_delete(prev);
+	}
+	hs_span_t *next = hs_pagemap_get(s->start + s->npages);
+	if (next && next != s && next->location == loc &&
+	    next->start == s->start + s->npages) {
+		list_remove(next);
+		s->npages += next->npages;
+		hs_span_delete(next);
+	}
+	hs_pagemap_set(s->start, s);
+	hs_pagemap_set(s->start + s->npages - 1, s);
+	list_insert(s);
+}
+
+/* Gets OS memory for at least npages pages.  false on ENOMEM. */
+static bool grow_locked(size_t npages)
+{
+	if (npages > ((size_t)1 << HS_PM_BITS))
+		return false;
+	size_t bytes = npages << HS_PAGE_SHIFT;
+	const size_t huge = (size_t)2 << 20;
+	bytes = (bytes + huge - 1) & ~(huge - 1);
+	if (bytes < HS_HEAP_CHUNK)
+		bytes = HS_HEAP_CHUNK;
+	void *m = hs_os_reserve(bytes, huge);
+	if (!m)
+		return false;
+	uintptr_t start = (uintptr_t)m >> HS_PAGE_SHIFT;
+	size_t n = bytes >> HS_PAGE_SHIFT;
+	hs_span_t *s = hs_span_new();
+	if (!s || !hs_pagemap_ensure(start, n)) {
+		if (s)
+			hs_span_delete(s);
+		hs_os_unmap(m, bytes);
+		return false;
+	}
+	hs_stat_add(HS_STAT_system_bytes, (int64_t)bytes);
+	s->start = start;
+	s->npages = n;
+	free_locked(s, HS_SPAN_RELEASED);
+	return true;
+}
+
+/* Smallest free span of >= npages pages, committed preferred on ties. */
+static hs_span_t *find_locked(size_t npages)
+{
+	for (size_t n = npages; n < MAX_LIST; n++) {
+		if (lists[COMMITTED][n])
+			return lists[COMMITTED][n];
+		if (lists[RELEASED][n])
+			return lists[RELEASED][n];
+	}
+	hs_span_t *best = NULL;
+	for (int k = COMMITTED; k <= RELEASED; k++)
+		for (hs_span_t *s = lists[k][MAX_LIST]; s; s = s->next)
+			if (s->npages >= npages &&
+			    (!best || s->npages < best->npages ||
+			     (s->npages == best->npages &&
+			      s->start < best->start)))
+				best = s;
+	return best;
+}
+
+/* Cuts the first npages pages off free span s; the rest stays free in
+ * the same state.  Returns the IN_USE span. */
+static hs_span_t *carve_locked(hs_span_t *s, size_t npages)
+{
+	uint8_t loc = s->location;
+	list_remove(s);
+	if (s->npages > npages) {
+		hs_span_t *rest = hs_span_new();
+		if (rest) {
+			rest->start = s->start + npages;
+			rest->npages = s->npages - npages;
+			rest->location = loc;
+			hs_pagemap_set(rest->start, rest);
+			hs_pagemap_set(rest->start + rest->npages - 1, rest);
+			list_insert(rest);
+			s->npages = npages;
+		}
+		/* without metadata the caller gets the whole span */
+	}
+	s->location = HS_SPAN_IN_USE;
+	s->zeroed = loc == HS_SPAN_RELEASED;
+	hs_pagemap_set_range(s);
+	return s;
+}
+
+/* Returns the first `pages` pages of IN_USE span s to the free lists
+ * (state: loc) and keeps the rest in s. */
+static void trim_head_locked(hs_span_t *s, size_t pages, uint8_t loc)
+{
+	hs_span_t *h = hs_span_new();
+	if (!h)
+		return; /* keep the pages in s: wasteful, not wrong */
+	h->start = s->start;
+	h->npages = pages;
+	s->start += pages;
+	s->npages -= pages;
+	free_locked(h, loc);
+}
+
+static void trim_tail_locked(hs_span_t *s, size_t keep, uint8_t loc)
+{
+	hs_span_t *t = hs_span_new();
+	if (!t)
+		return;
+	t->start = s->start + keep;
+	t->npages = s->npages - keep;
+	s->npages = keep;
+	free_locked(t, loc);
+}
+
+static size_t release_locked(size_t bytes)
+{
+	size_t done = 0;
+	for (size_t n = MAX_LIST; n >= 1 && done < bytes; n--) {
+		hs_span_t *s;
+		while (done < bytes && (s = lists[COMMITTED][n])) {
+			list_remove(s);
+			hs_os_decommit(hs_span_addr(s), hs_span_bytes(s));
+			hs_stat_add(HS_STAT_release_calls_count, 1);
+			hs_stat_add(HS_STAT_released_total_bytes,
+				    (int64_t)hs_span_bytes(s));
+			done += hs_span_bytes(s);
+			free_locked(s, HS_SPAN_RELEASED);
+		}
+	}
+	return done;
+}
+
+hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
+{
+	if (align_pages < 1)
+		align_pages = 1;
+	size_t want = npages + align_pages - 1;
+	if (npages == 0 || want < npages || want > ((size_t)1 << HS_PM_BITS))
+		return NULL;
+	pthread_mutex_lock(&heap_lock);
+	hs_span_t *s = find_locked(want);
+	if (!s) {
+		if (!grow_locked(want)) {
+			pthread_mutex_unlock(&heap_lock);
+			return NULL;
+		}
+		s = find_locked(want);
+	}
+	uint8_t loc = s->location;
+	if (align_pages == 1) {
+		s = carve_locked(s, npages);
+	} else {
+		/* take a big enough run, then give back head and tail */
+		s = carve_locked(s, want);
+		size_t head = (align_pages - (s->start & (align_pages - 1))) &
+			      (align_pages - 1);
+		if (head)
+			trim_head_locked(s, head, loc);
+		if (s->start & (align_pages - 1)) {
+			/* no metadata to split: fail cleanly */
+			free_locked(s, loc);
+			pthread_mutex_unlock(&heap_lock);
+			return NULL;
+		}
+		if (s->npages > npages)
+			trim_tail_locked(s, npages, loc);
+		s->zeroed = loc == HS_SPAN_RELEASED;
+	}
+	pthread_mutex_unlock(&heap_lock);
+	return s;
+}
+
+void hs_page_heap_free(hs_span_t *s)
+{
+	pthread_mutex_lock(&heap_lock);
+	s->freelist = NULL;
+	s->carve = s->carve_end = NULL;
+	s->allocated = 0;
+	s->in_list = 0;
+	free_locked(s, HS_SPAN_FREE);
+	int64_t limit = hs_option_get(HS_OPT_RELEASE_RATE);
+	if (limit < 0)
+		limit = 0;
+	int64_t free_bytes = hs_stat_get(HS_STAT_pageheap_free_bytes);
+	if (free_bytes > limit)
+		release_locked((size_t)(free_bytes - limit / 2));
+	pthread_mutex_unlock(&heap_lock);
+}
+
+size_t hs_page_heap_release(size_t bytes)
+{
+	pthread_mutex_lock(&heap_lock);
+	size_t done = release_locked(bytes);
+	pthread_mutex_unlock(&heap_lock);
+	return done;
+}
+
+int hs_page_heap_is_valid(void)
+{
+	int ok = 1;
+	pthread_mutex_lock(&heap_lock);
+	for (int k = COMMITTED; k <= RELEASED; k++) {
+		for (size_t n = 1; n <= MAX_LIST; n++) {
+			for (hs_span_t *s = lists[k][n]; s; s = s->next) {
+				uint8_t want = k == RELEASED
+						       ? HS_SPAN_RELEASED
+						       : HS_SPAN_FREE;
+				if (s->location != want ||
+				    (n < MAX_LIST && s->npages != n) ||
+				    (n == MAX_LIST && s->npages < MAX_LIST) ||
+				    hs_pagemap_get(s->start) != s ||
+				    hs_pagemap_get(s->start + s->npages - 1) !=
+					    s)
+					ok = 0;
+				/* neighbours in the same state must have
+				 * been merged */
+				hs_span_t *nx =
+					hs_pagemap_get(s->start + s->npages);
+				if (nx && nx->location == want &&
+				    nx->start == s->start + s->npages)
+					ok = 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&heap_lock);
+	return ok;
+}
+
+void hs_page_heap_lock(void)
+{
+	pthread_mutex_lock(&heap_lock);
+}
+
+void hs_page_heap_unlock(void)
+{
+	pthread_mutex_unlock(&heap_lock);
+}
+
+void hs_page_heap_reinit(void)
+{
+	pthread_mutex_init(&heap_lock, NULL);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/pagemap.h - radix tree from heapscope page number to span.
+ *
+ * Three levels cover the 47-bit user address space (2^34 pages of 8 KiB):
+ * a static root of 2^12 entries, interior nodes of 2^11, leaves of 2^11
+ * span pointers (16 MiB of address space per leaf).  Nodes come from the
+ * metadata arena and are never freed.
+ *
+ * Reads are lock-free: a node pointer, once published, never changes.
+ * Writes (hs_pagemap_set) happen under the page heap lock, after
+ * hs_pagemap_ensure() created the nodes for the range.
+ */
+#ifndef HS_PAGEMAP_H
+#define HS_PAGEMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_common.h"
+#include "span.h"
+
+#define HS_PM_BITS (47 - HS_PAGE_SHIFT)
+#define HS_PM_LEAF_BITS 11
+#define HS_PM_MID_BITS 11
+#define HS_PM_ROOT_BITS (HS_PM_BITS - HS_PM_LEAF_BITS - HS_PM_MID_BITS)
+
+typedef struct hs_pm_leaf {
+	hs_span_t *span[1 << HS_PM_LEAF_BITS];
+} hs_pm_leaf_t;
+
+typedef struct hs_pm_mid {
+	hs_pm_leaf_t *leaf[1 << HS_PM_MID_BITS];
+} hs_pm_mid_t;
+
+extern hs_pm_mid_t *hs_pagemap_root[1 << HS_PM_ROOT_BITS];
+
+/* Span owning page number `page`, or NULL (not heap memory).  Lock-free;
+ * safe for any page number, including garbage. */
+static inline hs_span_t *hs_pagemap_get(uintptr_t page)
+{
+	if (HS_UNLIKELY(page >> HS_PM_BITS))
+		return NULL;
+	hs_pm_mid_t *mid = __atomic_load_n(
+		&hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)],
+		__ATOMIC_ACQUIRE);
+	if (HS_UNLIKELY(!mid))
+		return NULL;
+	hs_pm_leaf_t *leaf = __atomic_load_n(
+		&mid->leaf[(page >> HS_PM_LEAF_BITS) &
+			   ((1 << HS_PM_MID_BITS) - 1)],
+		__ATOMIC_ACQUIRE);
+	if (HS_UNLIKELY(!leaf))
+		return NULL;
+	return __atomic_load_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)],
+			       __ATOMIC_ACQUIRE);
+}
+
+static inline hs_span_t *hs_pagemap_lookup(const void *p)
+{
+	return hs_pagemap_get((uintptr_t)p >> HS_PAGE_SHIFT);
+}
+
+/* Creates the nodes covering [page, page + n).  false on ENOMEM.  Caller
+ * holds the page heap lock. */
+bool hs_pagemap_ensure(uintptr_t page, size_t n);
+
+/* Maps page -> span (span may be NULL).  Nodes must exist.  Caller holds
+ * the page heap lock. */
+void hs_pagemap_set(uintptr_t page, hs_span_t *span);
+
+/* Maps every page of span to span. */
+void hs_pagemap_set_range(hs_span_t *span);
+
+#endif /* HS_PAGEMAP_H */

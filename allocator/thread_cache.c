@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/thread_cache.c - the out-of-line parts of the thread cache:
+ * activation, refill from and overflow to the central free lists, and
+ * the thread-exit destructor that returns everything.
+ */
+#include <pthread.h>
+
+#include "central_freelist.h"
+#include "init.h"
+#include "internal.h"
+#include "thread_cache.h"
+
+HS_TLS hs_tcache_t hs_tc;
+
+/* Gives the first n objects of list l (class cls) to the central list. */
+static void release_n(hs_tc_list_t *l, unsigned cls, uint32_t n)
+{
+	if (n == 0)
+		return;
+	void *head = l->head, *last = head;
+	for (uint32_t i = 1; i < n; i++)
+		last = *(void **)last;
+	l->head = *(void **)last;
+	l->length -= n;
+	hs_central_insert_range(cls, head, (int)n);
+}
+
+static void flush_all(hs_tcache_t *tc)
+{
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+		release_n(&tc->lists[c], c, tc->lists[c].length);
+}
+
+bool hs_tc_activate(hs_tcache_t *tc)
+{
+	if (tc->state != HS_TC_EMPTY)
+		return true;
+	if (!hs_init_global())
+		return false;
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+		tc->lists[c].max_length = hs_classes[c].max_cached;
+	tc->state = HS_TC_ACTIVE;
+	/* may calloc (keys >= 32): tc is consistent by now, no lock held */
+	hs_tc_register_exit(tc);
+	return true;
+}
+
+HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
+{
+	hs_tc_list_t *l = &tc->lists[cls];
+	if (l->head) {
+		void *p = l->head;
+		l->head = *(void **)p;
+		l->length--;
+		return p;
+	}
+	int want = tc->state == HS_TC_ACTIVE ? hs_classes[cls].batch : 1;
+	void *chain;
+	int got = hs_central_remove_range(cls, &chain, want);
+	if (got == 0)
+		return NULL;
+	void *p = chain;
+	if (got > 1) {
+		/* the chain's last link is unspecified: relink what we keep */
+		void *rest = *(void **)p, *q = rest;
+		for (int i = 1; i < got - 1; i++)
+			q = *(void **)q;
+		*(void **)q = l->head;
+		l->head = rest;
+		l->length += (uint32_t)(got - 1);
+	}
+	return p;
+}
+
+HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls)
+{
+	hs_tc_list_t *l = &tc->lists[cls];
+	if (tc->state == HS_TC_EMPTY)
+		hs_tc_activate(tc);
+	if (tc->state != HS_TC_ACTIVE) {
+		release_n(l, cls, l->length);
+		return;
+	}
+	if (l->length <= l->max_length)
+		return;
+	uint32_t n = hs_classes[cls].batch;
+	if (n > l->length)
+		n = l->length;
+	release_n(l, cls, n);
+}
+
+void hs_tc_flush_current(void)
+{
+	flush_all(&hs_tc);
+}
+
+void hs_tc_thread_exit(void *arg)
+{
+	hs_tcache_t *tc = arg;
+	tc->state = HS_TC_DEAD;
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+		tc->lists[c].max_length = 0;
+	flush_all(tc);
+}
