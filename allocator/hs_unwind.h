@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/hs_unwind.h - call stacks of sampled allocations and frees, and
+ * the sampling side's per-thread re-entrancy guard.
+ */
+#ifndef HS_HS_UNWIND_H
+#define HS_HS_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hs_common.h"
+
+/*
+ * Per-thread re-entrancy guard of the sampling side: set while a thread
+ * unwinds, logs or holds sampled-path state.  Any allocation made meanwhile
+ * (by libgcc, the dynamic loader, ...) is served unsampled.
+ */
+extern HS_TLS int hs_sampling_busy;
+
+static inline bool hs_guard_enter(void)
+{
+	if (hs_sampling_busy)
+		return false;
+	hs_sampling_busy = 1;
+	return true;
+}
+
+static inline void hs_guard_leave(void)
+{
+	hs_sampling_busy = 0;
+}
+
+/*
+ * Capture up to max return addresses of the calling thread into out[],
+ * innermost first, with libgcc's _Unwind_Backtrace (DWARF CFI, right for
+ * code built without frame pointers).  The allocator's own frames are
+ * skipped, so out[0] is the caller of malloc / operator new.  Returns the
+ * number of frames stored.  Call with the guard held.
+ */
+uint32_t hs_unwind_capture(uint64_t *out, uint32_t max);
+
+#endif /* HS_HS_UNWIND_H */

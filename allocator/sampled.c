@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+/*
+ * allocator/sampled.c - the sampled path: the dedicated sampled region,
+ * records, probes, statistics and the in-process API (heapscope.h).
+ *
+ * The region is reserved once (256 GiB of address space, MAP_NORESERVE,
+ * MADV_NOHUGEPAGE on the whole of it), so sampling never splits a VMA and
+ * free recognises a sampled pointer with one compare (hs_is_sampled).
+ * Every sampled allocation owns whole 8 KiB pages (sampled_pages.c) and
+ * starts at its first page; small ones also hold a proxy object in the
+ * normal heap until they are freed.
+ *
+ * Locking: one mutex serialises the page runs, the registry writers and
+ * the statistics.  Unwinding, proxies and the sample_alloc probe happen
+ * outside it; sample_free fires inside it, before the pages can be
+ * handed out again.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "heapscope/abi.h"
+#include "heapscope/heapscope.h"
+#include "internal.h"
+#include "probes.h"
+#include "registry.h"
+#include "sampled.h"
+#include "sampler.h"
+#include "sampling.h"
+#include "hs_unwind.h"
+
+#define REGION_MAX ((size_t)256 << 30)
+#define REGION_MIN ((size_t)1 << 30)
+#define REGION_ALIGN ((size_t)1 << 30) /* = largest supported alignment */
+#define REGISTRY_CAPACITY ((uint64_t)4 << 20)
+#define MAX_INVALID_REPORTS 8
+
+HS_EXPORT volatile unsigned short heapscope_sample_alloc_semaphore
+	__attribute__((section(".probes")));
+HS_EXPORT volatile unsigned short heapscope_sample_free_semaphore
+	__attribute__((section(".probes")));
+HS_EXPORT volatile unsigned short heapscope_rate_change_semaphore
+	__attribute__((section(".probes")));
+
+uintptr_t hs_sampled_start;
+uintptr_t hs_sampled_size;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct heapscope_sampling_stats stats; /* fields: atomics */
+
+#define STAT_ADD(f, v) __atomic_fetch_add(&stats.f, (uint64_t)(v), __ATOMIC_RELAXED)
+#define STAT_SUB(f, v) __atomic_fetch_sub(&stats.f, (uint64_t)(v), __ATOMIC_RELAXED)
+
+/* Counted in units of whole pages, rounded as the region does. */
+static inline uint64_t est(uint64_t w, uint64_t x, uint64_t r)
+{
+	return (uint64_t)((unsigned __int128)w * x / ((unsigned __int128)r + 1));
+}
+
+static void account(const struct heapscope_record *rec, int sign)
+{
+	uint64_t inuse = est(rec->weight, rec->allocated, rec->requested);
+	uint64_t frag = rec->allocated > rec->requested ?
+		est(rec->weight, rec->allocated - rec->requested, rec->requested) : 0;
+	uint64_t proxy = rec->proxy ? rec->allocated : 0;
+
+	if (sign > 0) {
+		STAT_ADD(samples_total, 1);
+		STAT_ADD(live, 1);
+		STAT_ADD(pages_bytes, rec->span_bytes);
+		STAT_ADD(proxy_bytes, proxy);
+		STAT_ADD(inuse_estimate, inuse);
+		STAT_ADD(fragmentation_estimate, frag);
+	} else {
+		STAT_ADD(frees_total, 1);
+		STAT_SUB(live, 1);
+		STAT_SUB(pages_bytes, rec->span_bytes);
+		STAT_SUB(proxy_bytes, proxy);
+		STAT_SUB(inuse_estimate, inuse);
+		STAT_SUB(fragmentation_estimate, frag);
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Take the sample: pages, proxy, stack, record, probe.  Guard held. */
+static void *take_sample(size_t r, size_t align, size_t w)
+{
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
+	struct heapscope_record *rec;
+	size_t a, bytes, npages, align_pages;
+	uint32_t depth, slot, page;
+	uint64_t seq, t;
+	void *proxy = NULL, *p;
+
+	if (align > REGION_ALIGN)
+		return NULL;
+	a = hs_alloc_size_for(r, align);
+	bytes = a > r ? a : r;
+	if (bytes == 0)
+		bytes = 1;
+	npages = (bytes + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
+	if (bytes > hs_sampled_size || npages > UINT32_MAX / 2)
+		return NULL;
+	align_pages = align > HS_PAGE_SIZE ? align >> HS_PAGE_SHIFT : 1;
+	if (r <= HS_MAX_SMALL_SIZE) {
+		proxy = hs_alloc_unsampled(r, align);
+		if (!proxy)
+			return NULL;
+	}
+	depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
+	t = now_ns();
+
+	pthread_mutex_lock(&lock);
+	slot = hs_registry_slot_alloc();
+	if (slot == HS_REGISTRY_NO_SLOT)
+		goto fail;
+	page = hs_pages_alloc((uint32_t)npages, (uint32_t)align_pages, slot);
+	if (page == HS_PAGES_NONE) {
+		hs_registry_slot_free(slot);
+		goto fail;
+	}
+	p = (void *)(hs_sampled_start + ((uintptr_t)page << HS_PAGE_SHIFT));
+	rec = hs_registry_record(slot);
+	rec->ptr = (uintptr_t)p;
+	rec->requested = r;
+	rec->allocated = a;
+	rec->alignment = align;
+	rec->weight = w;
+	rec->time_ns = t;
+	rec->proxy = (uintptr_t)proxy;
+	rec->span_start = (uintptr_t)p;
+	rec->span_bytes = npages << HS_PAGE_SHIFT;
+	rec->tid = hs_gettid();
+	rec->depth = depth;
+	memcpy(rec->stack, stack, depth * sizeof(stack[0]));
+	seq = hs_registry_next_seq();
+	hs_registry_publish(slot, seq); /* seq stored last */
+	account(rec, 1);
+	pthread_mutex_unlock(&lock);
+
+	/* Nobody else can free p before we return it: firing outside the
+	 * lock cannot reorder this event after its own sample_free. */
+	if (HS_PROBE_ENABLED(sample_alloc))
+		HS_PROBE_SAMPLE_ALLOC(p, r, a, align, w, stack, depth, seq);
+	return p;
+fail:
+	pthread_mutex_unlock(&lock);
+	if (proxy)
+		hs_free_unsampled(proxy);
+	return NULL;
+}
+
+void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align)
+{
+	int64_t ctl = hs_registry_take_control();
+	size_t w;
+	void *p;
+
+	if (HS_UNLIKELY(ctl != 0))
+		heapscope_set_sample_period(ctl < 0 ? 0 : ctl);
+	w = hs_sampler_record_slow(s, requested);
+	if (HS_LIKELY(w == 0))
+		return NULL;
+	if (!__atomic_load_n(&hs_sampled_size, __ATOMIC_ACQUIRE) ||
+	    !hs_guard_enter()) {
+		STAT_ADD(dropped_total, 1);
+		return NULL;
+	}
+	p = take_sample(requested, align, w);
+	if (!p)
+		STAT_ADD(dropped_total, 1);
+	hs_guard_leave();
+	return p;
+}
+
+/* Lock held.  The slot of p, or HS_PAGES_NONE when p does not start a
+ * live sampled allocation. */
+static uint32_t lookup(const void *p, uint32_t *page)
+{
+	uintptr_t off = (uintptr_t)p - hs_sampled_start;
+
+	if (off >= hs_sampled_size || (off & (HS_PAGE_SIZE - 1)))
+		return HS_PAGES_NONE;
+	*page = (uint32_t)(off >> HS_PAGE_SHIFT);
+	return hs_pages_slot(*page);
+}
+
+static void report_invalid(const void *p, int guarded)
+{
+	uint64_t n = __atomic_add_fetch(&stats.invalid_frees_total, 1,
+					__ATOMIC_RELAXED);
+
+	if (!guarded || n > MAX_INVALID_REPORTS)
+		return;
+	hs_log("heapscope: invalid or double free of %p in the sampled region "
+	       "(ignored)%s\n", p,
+	       n == MAX_INVALID_REPORTS ? "; further reports suppressed" : "");
+}
+
+void hs_sampled_free(void *p, size_t size_hint)
+{
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
+	struct heapscope_record *rec;
+	uint32_t depth = 0, slot, page = 0;
+	int guarded = hs_guard_enter();
+	void *proxy;
+
+	/* size_hint (free_sized) is not checked: the record knows r. */
+	(void)size_hint;
+	if (guarded && HS_PROBE_ENABLED(sample_free))
+		depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
+
+	pthread_mutex_lock(&lock);
+	slot = lookup(p, &page);
+	if (slot == HS_PAGES_NONE) {
+		pthread_mutex_unlock(&lock);
+		report_invalid(p, guarded);
+		goto out;
+	}
+	rec = hs_registry_record(slot);
+	{
+		uint64_t seq = hs_registry_next_seq();
+
+		/* before the pages can be reused or decommitted */
+		if (HS_PROBE_ENABLED(sample_free))
+			HS_PROBE_SAMPLE_FREE(p, rec->requested, rec->allocated,
+					     rec->seq, stack, depth, seq);
+	}
+	proxy = (void *)(uintptr_t)rec->proxy;
+	account(rec, -1);
+	hs_registry_release(slot); /* seq cleared first */
+	hs_pages_free(page);
+	pthread_mutex_unlock(&lock);
+	if (proxy)
+		hs_free_unsampled(proxy);
+out:
+	if (guarded)
+		hs_guard_leave();
+}
+
+size_t hs_sampled_usable_size(const void *p)
+{
+	uint32_t slot, page = 0;
+	size_t a = 0;
+
+	pthread_mutex_lock(&lock);
+	slot = lookup(p, &page);
+	if (slot != HS_PAGES_NONE)
+		a = hs_registry_record(slot)->allocated;
+	pthread_mutex_unlock(&lock);
+	return a;
+}
+
+void hs_sampling_init(void)
+{
+	static int done;
+	size_t size;
+	void *region = NULL;
+
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	hs_sampler_global_init();
+	hs_registry_set_period(hs_sampler_period());
+	if (hs_registry_init(REGISTRY_CAPACITY) != 0) {
+		hs_log("heapscope: cannot reserve the sample registry; sampling off\n");
+		return;
+	}
+	/* 256 GiB of address space costs nothing (MAP_NORESERVE); shrink
+	 * when the address space or overcommit policy refuses it. */
+	for (size = REGION_MAX; size >= REGION_MIN; size >>= 2) {
+		region = hs_os_reserve(size, REGION_ALIGN);
+		if (region)
+			break;
+	}
+	if (!region) {
+		hs_log("heapscope: cannot reserve the sampled region; sampling off\n");
+		return;
+	}
+	hs_os_nohugepage(region, size);
+	if (hs_pages_init((uintptr_t)region, (uint32_t)(size >> HS_PAGE_SHIFT))) {
+		hs_os_unmap(region, size);
+		hs_log("heapscope: cannot reserve the sampled page index; sampling off\n");
+		return;
+	}
+	heapscope_registry.region_start = (uintptr_t)region;
+	heapscope_registry.region_size = size;
+	stats.region_bytes = size;
+	hs_sampled_start = (uintptr_t)region;
+	__atomic_store_n(&hs_sampled_size, size, __ATOMIC_RELEASE);
+}
+
+void hs_sampling_fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void hs_sampling_fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+void hs_sampling_fork_child(void)
+{
+	/* the child has one thread, the one that forked and holds the lock */
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- in-process API (include/heapscope/heapscope.h) ---- */
+
+HS_EXPORT int64_t heapscope_get_sample_period(void)
+{
+	return hs_sampler_period();
+}
+
+HS_EXPORT int heapscope_set_sample_period(int64_t bytes)
+{
+	int64_t old;
+
+	if (bytes > HEAPSCOPE_MAX_SAMPLE_PERIOD)
+		return -EINVAL;
+	pthread_mutex_lock(&lock);
+	old = hs_sampler_set_period(bytes);
+	hs_registry_set_period(bytes);
+	pthread_mutex_unlock(&lock);
+	if (HS_PROBE_ENABLED(rate_change))
+		HS_PROBE_RATE_CHANGE(bytes, old);
+	return 0;
+}
+
+HS_EXPORT int heapscope_collector_attached(void)
+{
+	return heapscope_sample_alloc_semaphore != 0;
+}
+
+HS_EXPORT int heapscope_get_sampling_stats(struct heapscope_sampling_stats *out,
+					   size_t size)
+{
+	struct heapscope_sampling_stats st;
+	const uint64_t *src = (const uint64_t *)&stats;
+	uint64_t *dst = (uint64_t *)&st;
+
+	if (!out)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(st) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	st.record_bytes = __atomic_load_n(&heapscope_registry.high_water,
+					  __ATOMIC_RELAXED) *
+			  sizeof(struct heapscope_record);
+	memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
+	return 0;
+}
+
+/* For tests and debug builds: check the page runs. */
+HS_EXPORT int heapscope_sampled_check(void);
+HS_EXPORT int heapscope_sampled_check(void)
+{
+	int r;
+
+	pthread_mutex_lock(&lock);
+	r = hs_pages_is_valid();
+	pthread_mutex_unlock(&lock);
+	return r;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/sampled.h - the page-run allocator of the sampled region
+ * (sampled_pages.c), used by sampled.c.  Private to the sampling side.
+ *
+ * The region is one reservation of `npages` heapscope pages (8 KiB).
+ * Every sampled allocation owns a run of whole pages; its first page is
+ * the pointer returned to the caller.  A per-page index (array over the
+ * region's pages, MAP_NORESERVE, touched lazily) maps the first page of a
+ * run in use to its registry slot, so free and usable-size lookups are
+ * O(1) and frees of interior, unknown or already freed pointers are
+ * recognised.  All functions except hs_pages_init require the sampled
+ * lock.
+ */
+#ifndef HS_SAMPLED_H
+#define HS_SAMPLED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_common.h"
+
+#define HS_PAGES_NONE UINT32_MAX
+
+/* Set up the allocator over [base, base + npages pages) (base aligned to
+ * the largest supported alignment, 1 GiB).  0 or -errno. */
+int hs_pages_init(uintptr_t base, uint32_t npages);
+
+/* Allocate a run of n pages whose first page is aligned to align_pages
+ * pages (power of two) and tag it with slot.  Returns the first page
+ * index, or HS_PAGES_NONE when the region is full.  O(log n) amortised:
+ * size-bucketed free lists with a bitmap, coalescing on free. */
+uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot);
+
+/* The slot of the run starting at page, or HS_PAGES_NONE when page does
+ * not start a run in use (interior, free or never used). */
+uint32_t hs_pages_slot(uint32_t page);
+
+/* Pages of the run in use starting at page (valid run only). */
+uint32_t hs_pages_len(uint32_t page);
+
+/* Return the run starting at page (valid run only): decommits its pages
+ * and coalesces it with free neighbours. */
+void hs_pages_free(uint32_t page);
+
+/* Pages in use / free-listed, for statistics and checks. */
+uint64_t hs_pages_in_use(void);
+
+/* Walk every structure and check its invariants (tests, debug).  Returns
+ * 0 when valid, else a negative code naming the failed check. */
+int hs_pages_is_valid(void);
+
+#endif /* HS_SAMPLED_H */
