@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * heapscope.bpf.c - thin USDT programs on the heapscope probes (sample_alloc,
+ * sample_free, rate_change) and tracepoints on process exit / exec.  Each
+ * program copies its arguments, the task's identity and the user call stack
+ * into one ring-buffer event (struct hs_event); every event that cannot be
+ * delivered is counted in the per-CPU `lost` map, never dropped silently.
+ * The probe ABI is include/heapscope/abi.h.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "heapscope_event.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Set before load by the collector: 0 = report exit/exec of tracked pids only. */
+const volatile __u32 trace_all_exits = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, HS_RINGBUF_BYTES);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HS_LOST_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/* Thread-group ids (init pid namespace) the collector follows; value unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tracked_pids SEC(".maps");
+
+static __always_inline void count_lost(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&lost, &slot);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline struct hs_event *event_start(__u32 type)
+{
+	struct hs_event *e;
+	__u64 id;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(HS_LOST_RINGBUF);
+		return NULL;
+	}
+	/* The reservation is not zeroed; clear it all so no stale kernel
+	 * bytes reach user space and unused fields read as 0. */
+	__builtin_memset(e, 0, sizeof(*e));
+	id = bpf_get_current_pid_tgid();
+	e->magic = HS_EVENT_MAGIC;
+	e->version = HS_EVENT_VERSION;
+	e->size = sizeof(*e);
+	e->type = type;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+static __always_inline __u64 arg(struct pt_regs *ctx, __u64 n, __u32 *bad)
+{
+	long val = 0;
+
+	if (bpf_usdt_arg(ctx, n, &val))
+		*bad = 1;
+	return (__u64)val;
+}
+
+static __always_inline void read_stack(struct hs_event *e, __u64 addr,
+				       __u64 depth)
+{
+	__u32 n, bytes;
+
+	if (depth > HS_EVENT_MAX_FRAMES) {
+		depth = HS_EVENT_MAX_FRAMES;
+		e->flags |= HS_EVF_STACK_TRUNCATED;
+	}
+	n = depth;
+	if (!n)
+		return;
+	bytes = n * sizeof(__u64);
+	/* Keep the verifier's bound on the size explicit. */
+	asm volatile("" : "+r"(bytes));
+	if (bytes > sizeof(e->stack))
+		bytes = sizeof(e->stack);
+	if (bytes == 0)
+		return;
+	if (bpf_probe_read_user(e->stack, bytes, (const void *)addr)) {
+		e->flags |= HS_EVF_STACK_FAULT;
+		count_lost(HS_LOST_STACK);
+		return;
+	}
+	e->depth = n;
+}
+
+/* sample_alloc(ptr, requested, allocated, alignment, weight, stack, depth, seq) */
+SEC("usdt")
+int handle_sample_alloc(struct pt_regs *ctx)
+{
+	struct hs_event *e = event_start(HS_EV_ALLOC);
+	__u32 bad = 0;
+
+	if (!e)
+		return 0;
+	e->ptr = arg(ctx, 0, &bad);
+	e->requested = arg(ctx, 1, &bad);
+	e->allocated = arg(ctx, 2, &bad);
+	e->alignment = arg(ctx, 3, &bad);
+	e->weight = arg(ctx, 4, &bad);
+	e->seq = arg(ctx, 7, &bad);
+	e->alloc_seq = e->seq;
+	read_stack(e, arg(ctx, 5, &bad), (__u32)arg(ctx, 6, &bad));
+	if (bad)
+		count_lost(HS_LOST_ARGS);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* sample_free(ptr, requested, allocated, alloc_seq, stack, depth, seq) */
+SEC("usdt")
+int handle_sample_free(struct pt_regs *ctx)
+{
+	struct hs_event *e = event_start(HS_EV_FREE);
+	__u32 bad = 0;
+
+	if (!e)
+		return 0;
+	e->ptr = arg(ctx, 0, &bad);
+	e->requested = arg(ctx, 1, &bad);
+	e->allocated = arg(ctx, 2, &bad);
+	e->alloc_seq = arg(ctx, 3, &bad);
+	e->seq = arg(ctx, 6, &bad);
+	read_stack(e, arg(ctx, 4, &bad), (__u32)arg(ctx, 5, &bad));
+	if (bad)
+		count_lost(HS_LOST_ARGS);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* rate_change(new_period, old_period) */
+SEC("usdt")
+int handle_rate_change(struct pt_regs *ctx)
+{
+	struct hs_event *e = event_start(HS_EV_RATE);
+	__u32 bad = 0;
+
+	if (!e)
+		return 0;
+	e->new_period = (__s64)arg(ctx, 0, &bad);
+	e->old_period = (__s64)arg(ctx, 1, &bad);
+	if (bad)
+		count_lost(HS_LOST_ARGS);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int tracked(__u32 tgid)
+{
+	return trace_all_exits || bpf_map_lookup_elem(&tracked_pids, &tgid);
+}
+
+/*
+ * BTF-enabled raw tracepoints: no tracefs needed.  The exiting task's
+ * signal->live has already been decremented when the tracepoint fires, so
+ * 0 means the last thread of the group is leaving (the process is gone).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct hs_event *e;
+
+	if (!tracked(tgid))
+		return 0;
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	e = event_start(HS_EV_EXIT);
+	if (e) {
+		e->pid = tgid; /* current may be a non-leader thread */
+		bpf_ringbuf_submit(e, 0);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct hs_event *e;
+
+	if (!tracked(tgid))
+		return 0;
+	e = event_start(HS_EV_EXEC);
+	if (e) {
+		e->pid = tgid;
+		bpf_ringbuf_submit(e, 0);
+	}
+	return 0;
+}

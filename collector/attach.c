@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attach.c - finding the object that carries the heapscope probes in a
+ * target process, and attaching the BPF programs to it.  Paths from
+ * /proc/PID/maps are the target's view; they are opened through
+ * /proc/PID/root (or /proc/PID/map_files for deleted files), so attaching
+ * works across mount namespaces.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "heapscope.h"
+#include "attach.h"
+
+#define DELETED_SUFFIX " (deleted)"
+
+bool hs_elf_has_heapscope_note(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	size_t shstrndx;
+	Elf *elf;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *data;
+		const char *name;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".note.stapsdt"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off,
+					   &desc_off)) > 0) {
+			const char *desc = (const char *)data->d_buf + desc_off;
+			size_t addr_bytes = 3 * 8; /* pc, base, semaphore */
+
+			if (nh.n_type != 3 || nh.n_namesz != sizeof("stapsdt") ||
+			    strcmp((const char *)data->d_buf + name_off, "stapsdt") ||
+			    nh.n_descsz <= addr_bytes)
+				continue;
+			if (strnlen(desc + addr_bytes, nh.n_descsz - addr_bytes) <
+				    nh.n_descsz - addr_bytes &&
+			    !strcmp(desc + addr_bytes, HEAPSCOPE_PROVIDER)) {
+				found = true;
+				break;
+			}
+		}
+	}
+out:
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static bool matches(const char *path, const char *match)
+{
+	if (strchr(match, '/'))
+		return !strcmp(path, match) ||
+		       !strcmp(base_name(path), base_name(match));
+	return !strncmp(base_name(path), match, strlen(match));
+}
+
+/* Fill open_path: the file as reachable from our mount namespace. */
+static void set_open_path(struct hs_target *t, const char *range)
+{
+	size_t len = strlen(t->path), sl = strlen(DELETED_SUFFIX);
+
+	if (len > sl && !strcmp(t->path + len - sl, DELETED_SUFFIX))
+		snprintf(t->open_path, sizeof(t->open_path),
+			 "/proc/%d/map_files/%s", t->pid, range);
+	else
+		snprintf(t->open_path, sizeof(t->open_path), "/proc/%d/root%s",
+			 t->pid, t->path);
+}
+
+int hs_target__find(struct hs_target *t, pid_t pid, const char *match)
+{
+	char maps[64], line[PATH_MAX + 256], path[PATH_MAX], seen[PATH_MAX];
+	int pass, err = -ENOENT;
+	bool explicit_lib = match != NULL;
+	FILE *f;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (!match)
+		match = HS_DEFAULT_LIB_PREFIX;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	/* Pass 0: by name.  Pass 1: any mapped file with a heapscope note. */
+	for (pass = 0; pass < 2 && err; pass++) {
+		f = fopen(maps, "re");
+		if (!f)
+			return errno == ENOENT ? -ESRCH : -errno;
+		seen[0] = '\0';
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long start, end, off;
+			char range[64];
+			int n = 0;
+
+			path[0] = '\0';
+			if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start,
+				   &end, &off, &n) < 3 || !n)
+				continue;
+			if (line[n] != '/')
+				continue;
+			snprintf(path, sizeof(path), "%s", line + n);
+			path[strcspn(path, "\n")] = '\0';
+			if (off != 0 || !strcmp(path, seen))
+				continue;
+			snprintf(seen, sizeof(seen), "%s", path);
+			snprintf(t->path, sizeof(t->path), "%s", path);
+			snprintf(range, sizeof(range), "%llx-%llx", start, end);
+			set_open_path(t, range);
+			if (pass == 0 ? matches(path, match)
+				      : hs_elf_has_heapscope_note(t->open_path)) {
+				t->map_start = start;
+				err = 0;
+				break;
+			}
+		}
+		fclose(f);
+		/* An explicit --lib names the object: do not guess further. */
+		if (explicit_lib)
+			break;
+	}
+	if (err) {
+		t->path[0] = t->open_path[0] = '\0';
+		return err;
+	}
+	if (access(t->open_path, R_OK))
+		return -errno;
+	return 0;
+}
+
+int hs_attach__probes(struct heapscope_bpf *skel, const struct hs_target *t)
+{
+	static const struct {
+		const char *probe;
+		size_t prog_off, link_off;
+	} probes[] = {
+#define P(name)                                                        \
+	{ #name, offsetof(struct heapscope_bpf, progs.handle_##name), \
+	  offsetof(struct heapscope_bpf, links.handle_##name) }
+		P(sample_alloc),
+		P(sample_free),
+		P(rate_change),
+#undef P
+	};
+	char *base = (char *)skel;
+	struct bpf_link *link;
+	int err;
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		struct bpf_program *prog =
+			*(struct bpf_program **)(base + probes[i].prog_off);
+
+		link = bpf_program__attach_usdt(prog, t->pid, t->open_path,
+						HEAPSCOPE_PROVIDER,
+						probes[i].probe, NULL);
+		if (!link) {
+			err = -errno;
+			fprintf(stderr,
+				"heapscope: cannot attach to %s:%s in %s: %s\n",
+				HEAPSCOPE_PROVIDER, probes[i].probe, t->path,
+				strerror(-err));
+			return err;
+		}
+		*(struct bpf_link **)(base + probes[i].link_off) = link;
+	}
+	/* Exit/exec notices are a convenience: the loop also polls
+	 * kill(pid, 0), so a kernel without them only reacts later. */
+	skel->links.handle_exit =
+		bpf_program__attach(skel->progs.handle_exit);
+	skel->links.handle_exec =
+		bpf_program__attach(skel->progs.handle_exec);
+	if (!skel->links.handle_exit || !skel->links.handle_exec)
+		fprintf(stderr, "heapscope: warning: no exit/exec tracepoints (%s); polling the process instead\n",
+			strerror(errno));
+	return 0;
+}

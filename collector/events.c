@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/*
+ * events.c - consuming struct hs_event records from the BPF ring buffer:
+ * validate the header, then apply allocs / frees to the live set, note
+ * sequence numbers for gap detection, and flag exit / exec.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "heapscope.h"
+#include "heapscope_event.h"
+
+static void on_alloc(struct hs_events *ev, const struct hs_event *e)
+{
+	struct hs_sample s = {
+		.seq = e->seq,
+		.ptr = e->ptr,
+		.requested = e->requested,
+		.allocated = e->allocated,
+		.weight = e->weight,
+		.tid = e->tid,
+		.depth = e->depth,
+	};
+
+	memcpy(s.stack, e->stack, e->depth * sizeof(s.stack[0]));
+	ev->allocs++;
+	hs_profile__note_seq(ev->prof, e->seq);
+	if (ev->syms)
+		hs_syms__check(ev->syms, s.stack, s.depth);
+	if (hs_profile__alloc(ev->prof, &s) < 0)
+		ev->bad++;
+}
+
+int hs_events__handle(void *ctx, void *data, size_t size)
+{
+	struct hs_events *ev = ctx;
+	const struct hs_event *e = data;
+
+	if (size < sizeof(*e) || e->magic != HS_EVENT_MAGIC ||
+	    e->version != HS_EVENT_VERSION || e->size != sizeof(*e) ||
+	    e->depth > HS_EVENT_MAX_FRAMES) {
+		ev->bad++;
+		return 0;
+	}
+	if (e->flags & HS_EVF_STACK_FAULT)
+		ev->stack_faults++;
+	/* USDT links are per pid, but tracepoints can see other processes
+	 * (exec keeps the pid; threads report their thread-group id). */
+	if (e->pid != (uint32_t)ev->pid) {
+		ev->bad++;
+		return 0;
+	}
+	switch (e->type) {
+	case HS_EV_ALLOC:
+		on_alloc(ev, e);
+		break;
+	case HS_EV_FREE:
+		ev->frees++;
+		hs_profile__note_seq(ev->prof, e->seq);
+		if (hs_profile__free_seq(ev->prof, e->alloc_seq) < 0)
+			ev->bad++;
+		break;
+	case HS_EV_RATE:
+		ev->rates++;
+		ev->period = e->new_period;
+		break;
+	case HS_EV_EXIT:
+		ev->exited = true;
+		break;
+	case HS_EV_EXEC:
+		ev->execed = true;
+		break;
+	default:
+		ev->bad++;
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collector/heapscope.h - internal interfaces of the `heapscope` collector:
+ * options, target discovery and attach (attach.c), ring-buffer events
+ * (events.c), the target's registry (registry.c), the live set and its
+ * aggregation (profile.c), symbols (symbolize.c), folded output
+ * (export_folded.c).  Functions return 0 or -errno unless stated.
+ * None of them is thread-safe: the collector is single-threaded.
+ */
+#ifndef HS_COLLECTOR_H
+#define HS_COLLECTOR_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "heapscope/abi.h"
+
+/* ------------------------------------------------------------ options */
+
+enum hs_value {
+	HS_VALUE_INUSE = 0, /* estimated allocated bytes a*W/(r+1) (default) */
+	HS_VALUE_REQUESTED, /* estimated requested bytes r*W/(r+1) */
+	HS_VALUE_OBJECTS,   /* estimated objects W/(r+1) */
+};
+
+struct hs_options {
+	pid_t pid;          /* -p: target process (init pid namespace) */
+	int duration_s;     /* -d: seconds to record, 0 = until exit/signal */
+	const char *output; /* -o: folded output file, NULL = stdout */
+	enum hs_value value; /* --value */
+	const char *lib;    /* --lib: path or file-name prefix of the library */
+	bool verbose;       /* -v: libbpf and debug messages on stderr */
+};
+
+int hs_parse_value(const char *s, enum hs_value *out);
+const char *hs_value_name(enum hs_value v);
+
+/* ------------------------------------------------------------ target */
+
+#define HS_DEFAULT_LIB_PREFIX "libheapscope"
+
+struct hs_target {
+	pid_t pid;
+	char path[PATH_MAX];      /* the object's path as the target sees it */
+	char open_path[PATH_MAX + 64]; /* the same file, openable from here */
+	uint64_t map_start;       /* start of its mapping with file offset 0 */
+};
+
+/*
+ * Find the object providing the heapscope probes in /proc/PID/maps: the
+ * first mapping whose file name starts with `match` (no '/'), or whose path
+ * (or file name) equals `match` (contains '/'); match NULL means
+ * HS_DEFAULT_LIB_PREFIX; failing that, a mapped file with a heapscope
+ * stapsdt note.  -ESRCH: no such process; -ENOENT: not found.
+ */
+int hs_target__find(struct hs_target *t, pid_t pid, const char *match);
+/* Does the ELF file at `path` carry a USDT note of provider "heapscope"? */
+bool hs_elf_has_heapscope_note(const char *path);
+
+/* ------------------------------------------------------------ registry */
+
+/* Reads len bytes at addr of the target into dst: 0 or -errno. */
+typedef int (*hs_mem_read_fn)(void *ctx, uint64_t addr, void *dst, size_t len);
+
+#define HS_REGISTRY_MAX_CAPACITY (1ull << 22) /* slots */
+#define HS_REGISTRY_MAX_RETRIES 16
+
+struct hs_registry_snapshot {
+	struct heapscope_registry hdr;   /* validated header */
+	struct heapscope_record *recs;   /* live records, seq != 0 */
+	size_t n;                        /* entries in recs */
+	uint64_t invalid;                /* records rejected by validation */
+	unsigned retries;                /* seqlock retries used */
+};
+
+/*
+ * Copy the live records of the registry at `addr`, following the seqlock
+ * protocol of abi.h, validating every field.  -EBADMSG: bad magic,
+ * version, sizes or bounds; -EAGAIN: no stable copy after
+ * HS_REGISTRY_MAX_RETRIES; -ENOMEM; or the reader's error.
+ */
+int hs_registry__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
+		      struct hs_registry_snapshot *out);
+void hs_registry__free(struct hs_registry_snapshot *s);
+/* process_vm_readv reader; ctx points to a pid_t. */
+int hs_registry__read_process(void *ctx, uint64_t addr, void *dst, size_t len);
+/* Runtime address of `heapscope_registry` in target t (via .dynsym). */
+int hs_registry__locate(const struct hs_target *t, uint64_t *addr);
+
+/* ------------------------------------------------------------ profile */
+
+struct hs_sample {
+	uint64_t seq;       /* record id */
+	uint64_t ptr;
+	uint64_t requested; /* r, bytes */
+	uint64_t allocated; /* a, bytes */
+	uint64_t weight;    /* W, bytes */
+	uint32_t tid;
+	uint32_t depth;     /* <= HEAPSCOPE_MAX_FRAMES */
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* innermost first */
+};
+
+/* One distinct raw stack with its summed estimates. */
+struct hs_stack_agg {
+	uint32_t depth;
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
+	uint64_t samples;   /* live samples */
+	double inuse;       /* bytes */
+	double requested;   /* bytes */
+	double objects;     /* count */
+};
+
+struct hs_profile;
+
+struct hs_profile *hs_profile__new(void);
+void hs_profile__free(struct hs_profile *p);
+/* A sampled allocation (registry record or event).  Returns 0 when added,
+ * 1 when it was already live (duplicate) or already freed (tombstone). */
+int hs_profile__alloc(struct hs_profile *p, const struct hs_sample *s);
+/* A free of record alloc_seq.  0 when a live sample was removed, 1 when
+ * the alloc was not seen yet (a tombstone is kept). */
+int hs_profile__free_seq(struct hs_profile *p, uint64_t alloc_seq);
+/* Record the seq of an alloc/free event, for gap detection. */
+void hs_profile__note_seq(struct hs_profile *p, uint64_t seq);
+/* Events missing from the seq range seen so far. */
+uint64_t hs_profile__seq_lost(const struct hs_profile *p);
+size_t hs_profile__live(const struct hs_profile *p);
+/* Forget every sample and tombstone (exec). */
+void hs_profile__reset(struct hs_profile *p);
+/* Visit live samples. */
+void hs_profile__for_each(const struct hs_profile *p,
+			  void (*fn)(void *ctx, const struct hs_sample *s),
+			  void *ctx);
+/* Sum live samples per distinct stack; *out is malloc'd. */
+int hs_profile__aggregate(const struct hs_profile *p,
+			  struct hs_stack_agg **out, size_t *n);
+double hs_sample_estimate(const struct hs_sample *s, enum hs_value v);
+double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v);
+
+/* ------------------------------------------------------------ symbols */
+
+struct hs_syms;
+
+/* Snapshot /proc/PID/maps and open the mapped files (so they can be read
+ * after the process exits or from another mount namespace). */
+struct hs_syms *hs_syms__new(pid_t pid);
+void hs_syms__free(struct hs_syms *s);
+/* Refresh the maps snapshot if an address lies outside it and the
+ * process is still alive. */
+void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n);
+/* Name of the function containing return address `addr` (cached; the
+ * string lives as long as s): "func", "module+0xoff" or "[unknown]". */
+const char *hs_syms__name(void *s, uint64_t addr);
+
+/* ------------------------------------------------------------ folded */
+
+typedef const char *(*hs_symbolize_fn)(void *ctx, uint64_t addr);
+
+struct hs_folded_line {
+	char *stack;  /* "root;...;leaf" */
+	double value;
+	uint64_t samples;
+};
+
+/* Symbolize and merge aggregated stacks into folded lines sorted by value
+ * descending (ties by stack text). */
+int hs_folded__build(const struct hs_stack_agg *aggs, size_t n,
+		     enum hs_value v, hs_symbolize_fn sym, void *sym_ctx,
+		     struct hs_folded_line **lines, size_t *nlines);
+int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
+/* Write to path atomically (temp file + rename); path NULL or "-": stdout. */
+int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
+			  size_t n);
+void hs_folded__free(struct hs_folded_line *lines, size_t n);
+
+/* ------------------------------------------------------------ events */
+
+struct hs_events {
+	struct hs_profile *prof;
+	struct hs_syms *syms;     /* may be NULL */
+	pid_t pid;
+	bool verbose;
+	bool exited;              /* exit event seen */
+	bool execed;              /* exec event seen */
+	uint64_t allocs, frees, rates;
+	uint64_t bad;             /* malformed events */
+	uint64_t stack_faults;    /* events whose stack could not be read */
+	int64_t period;           /* last rate_change new period, 0 = unknown */
+};
+
+/* ring_buffer_sample_fn: validates and applies one struct hs_event. */
+int hs_events__handle(void *ctx, void *data, size_t size);
+
+#endif /* HS_COLLECTOR_H */

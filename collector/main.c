@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - `heapscope record`: attach to a process's heapscope probes, read
+ * its registry of live samples, follow allocations and frees through the
+ * BPF ring buffer, and write the heap profile as folded stacks.
+ *
+ * main reads as phases: parse, check, open, configure, load, attach, read
+ * the registry, loop, report, clean up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attach.h"
+#include "heapscope.h"
+#include "heapscope_event.h"
+
+static volatile sig_atomic_t exiting;
+static bool verbose;
+
+static const char usage[] =
+	"Usage: heapscope record -p PID [-d SECONDS] [-o FILE]\n"
+	"                        [--value inuse|requested|objects] [--lib PATH]\n"
+	"                        [-v]\n"
+	"\n"
+	"Record the live heap of a process using libheapscope.so and write it\n"
+	"as flame-graph folded stacks (root;...;leaf VALUE), largest first.\n"
+	"\n"
+	"  -p, --pid PID        process to profile (must map libheapscope)\n"
+	"  -d, --duration SEC   stop after SEC seconds (default: until the\n"
+	"                       process exits or SIGINT/SIGTERM)\n"
+	"  -o, --output FILE    write the profile to FILE (default: stdout)\n"
+	"      --value V        inuse (estimated allocated bytes, default),\n"
+	"                       requested (estimated requested bytes),\n"
+	"                       objects (estimated number of objects)\n"
+	"      --lib PATH       object with the probes: a path, or a file-name\n"
+	"                       prefix (default: libheapscope, else any mapped\n"
+	"                       file with a heapscope USDT note)\n"
+	"  -v, --verbose        libbpf and debug messages on stderr\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Examples:\n"
+	"  heapscope record -p 1234 -d 10 -o heap.folded\n"
+	"  heapscope record -p $(pidof myserver) --value objects | flamegraph.pl\n"
+	"  heapscope record -p 1234 --lib /opt/app/lib/libheapscope.so.1\n";
+
+int hs_parse_value(const char *s, enum hs_value *out)
+{
+	if (!strcmp(s, "inuse") || !strcmp(s, "inuse_space"))
+		*out = HS_VALUE_INUSE;
+	else if (!strcmp(s, "requested"))
+		*out = HS_VALUE_REQUESTED;
+	else if (!strcmp(s, "objects") || !strcmp(s, "inuse_objects"))
+		*out = HS_VALUE_OBJECTS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *hs_value_name(enum hs_value v)
+{
+	switch (v) {
+	case HS_VALUE_REQUESTED:
+		return "requested bytes";
+	case HS_VALUE_OBJECTS:
+		return "objects";
+	default:
+		return "inuse bytes";
+	}
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	if (!verbose && level != LIBBPF_WARN)
+		return 0;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+static int parse_args(int argc, char **argv, struct hs_options *o)
+{
+	enum { OPT_VALUE = 256, OPT_LIB };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "value", required_argument, NULL, OPT_VALUE },
+		{ "lib", required_argument, NULL, OPT_LIB },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long v;
+	int c;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? -EINVAL : 1;
+	}
+	if (strcmp(argv[1], "record")) {
+		fprintf(stderr, "heapscope: unknown command '%s' (try 'heapscope record --help')\n",
+			argv[1]);
+		return -EINVAL;
+	}
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > INT32_MAX) {
+				fprintf(stderr, "heapscope: invalid pid '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case 'd':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > 86400 * 365) {
+				fprintf(stderr, "heapscope: invalid duration '%s' (whole seconds > 0)\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->duration_s = (int)v;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_VALUE:
+			if (hs_parse_value(optarg, &o->value)) {
+				fprintf(stderr, "heapscope: invalid --value '%s' (inuse, requested or objects)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_LIB:
+			o->lib = optarg;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		default:
+			fprintf(stderr, "(try 'heapscope record --help')\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "heapscope: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->pid) {
+		fprintf(stderr, "heapscope: -p PID is required (try 'heapscope record --help')\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Fail before attaching if the profile could not be written. */
+static int check_output(const char *path)
+{
+	char tmp[PATH_MAX];
+	int fd;
+
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	unlink(tmp);
+	return 0;
+}
+
+static bool process_alive(pid_t pid)
+{
+	return !(kill(pid, 0) && errno == ESRCH);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Registry records sampled before the attach join the live set. */
+static void read_registry(const struct hs_target *t, struct hs_events *ev)
+{
+	struct hs_registry_snapshot snap;
+	uint64_t addr;
+	pid_t pid = t->pid;
+	size_t added = 0;
+	int err;
+
+	err = hs_registry__locate(t, &addr);
+	if (err) {
+		fprintf(stderr, "heapscope: warning: no %s symbol in %s (%s); samples taken before the attach are missing\n",
+			HEAPSCOPE_REGISTRY_SYMBOL, t->path, strerror(-err));
+		return;
+	}
+	err = hs_registry__read(hs_registry__read_process, &pid, addr, &snap);
+	if (err) {
+		fprintf(stderr, "heapscope: warning: cannot read the registry at 0x%llx: %s; samples taken before the attach are missing\n",
+			(unsigned long long)addr,
+			err == -EBADMSG ? "invalid contents" :
+			err == -EAGAIN ? "never stable (busy writer)" :
+			strerror(-err));
+		return;
+	}
+	for (size_t i = 0; i < snap.n; i++) {
+		const struct heapscope_record *r = &snap.recs[i];
+		struct hs_sample s = {
+			.seq = r->seq, .ptr = r->ptr,
+			.requested = r->requested, .allocated = r->allocated,
+			.weight = r->weight, .tid = r->tid, .depth = r->depth,
+		};
+
+		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
+		if (ev->syms)
+			hs_syms__check(ev->syms, s.stack, s.depth);
+		if (hs_profile__alloc(ev->prof, &s) == 0)
+			added++;
+	}
+	if (!ev->period)
+		ev->period = snap.hdr.sample_period;
+	if (verbose || snap.invalid)
+		fprintf(stderr, "heapscope: registry: %zu live records (%zu new), %llu invalid, %u retries\n",
+			snap.n, added, (unsigned long long)snap.invalid,
+			snap.retries);
+	hs_registry__free(&snap);
+}
+
+static uint64_t read_lost(struct heapscope_bpf *skel, uint64_t out[HS_LOST_NR])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.lost);
+	uint64_t total = 0;
+	uint64_t *vals;
+
+	memset(out, 0, HS_LOST_NR * sizeof(out[0]));
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return 0;
+	for (uint32_t k = 0; k < HS_LOST_NR; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+		total += out[k];
+	}
+	free(vals);
+	return total;
+}
+
+static void print_summary(const struct hs_options *o, const struct hs_events *ev,
+			  const struct hs_folded_line *lines, size_t n,
+			  const uint64_t lost[HS_LOST_NR], uint64_t seq_lost)
+{
+	double total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += lines[i].value;
+	fprintf(stderr, "heapscope: pid %d: %zu live samples, estimated %.0f %s, %zu stacks\n",
+		o->pid, hs_profile__live(ev->prof), total,
+		hs_value_name(o->value), n);
+	fprintf(stderr, "heapscope: events: %llu allocs, %llu frees; lost: %llu ring buffer, %llu stack reads, %llu args, %llu sequence gaps, %llu malformed\n",
+		(unsigned long long)ev->allocs, (unsigned long long)ev->frees,
+		(unsigned long long)lost[HS_LOST_RINGBUF],
+		(unsigned long long)lost[HS_LOST_STACK],
+		(unsigned long long)lost[HS_LOST_ARGS],
+		(unsigned long long)seq_lost, (unsigned long long)ev->bad);
+	for (size_t i = 0; i < n && i < 5; i++)
+		fprintf(stderr, "  #%zu %12.0f  %.300s\n", i + 1, lines[i].value,
+			lines[i].stack);
+}
+
+static int record(const struct hs_options *o)
+{
+	struct heapscope_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct hs_folded_line *lines = NULL;
+	struct hs_stack_agg *aggs = NULL;
+	struct hs_events ev = { .pid = o->pid, .verbose = o->verbose };
+	struct hs_target t;
+	uint64_t lost[HS_LOST_NR];
+	size_t naggs = 0, nlines = 0;
+	double deadline = 0;
+	uint8_t one = 1;
+	uint32_t key = o->pid;
+	int err;
+
+	/* Check: everything that can fail cheaply, before touching BPF. */
+	if (geteuid() != 0) {
+		fprintf(stderr, "heapscope: must run as root (BPF and USDT attach need CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)\n");
+		return -EPERM;
+	}
+	if (!process_alive(o->pid)) {
+		fprintf(stderr, "heapscope: no process %d\n", o->pid);
+		return -ESRCH;
+	}
+	err = hs_target__find(&t, o->pid, o->lib);
+	if (err == -ENOENT) {
+		fprintf(stderr, "heapscope: process %d does not use libheapscope%s%s (not in /proc/%d/maps; preload libheapscope.so or pass --lib)\n",
+			o->pid, o->lib ? " matching " : "", o->lib ? o->lib : "",
+			o->pid);
+		return err;
+	} else if (err) {
+		fprintf(stderr, "heapscope: cannot inspect process %d: %s\n",
+			o->pid, strerror(-err));
+		return err;
+	}
+	err = check_output(o->output);
+	if (err) {
+		fprintf(stderr, "heapscope: cannot write %s: %s\n", o->output,
+			strerror(-err));
+		return err;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "heapscope: BPF not available: the kernel has no BTF (/sys/kernel/btf/vmlinux); need CONFIG_DEBUG_INFO_BTF\n");
+		return -ENOSYS;
+	}
+
+	/* Open, configure, load. */
+	skel = heapscope_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "heapscope: BPF not available: cannot open the BPF object: %s\n",
+			strerror(-err));
+		return err;
+	}
+	skel->rodata->trace_all_exits = 0;
+	err = heapscope_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "heapscope: BPF not available: cannot load the BPF programs: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	if (bpf_map__update_elem(skel->maps.tracked_pids, &key, sizeof(key),
+				 &one, sizeof(one), BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "heapscope: cannot track pid %d: %s\n", o->pid,
+			strerror(-err));
+		goto cleanup;
+	}
+	ev.prof = hs_profile__new();
+	if (!ev.prof) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+
+	/* Attach, then snapshot maps and the registry: a sample is either in
+	 * the registry, in the ring buffer, or in both (deduplicated). */
+	err = hs_attach__probes(skel, &t);
+	if (err) {
+		fprintf(stderr, "heapscope: cannot attach to %s in process %d: %s\n",
+			t.path, o->pid, strerror(-err));
+		goto cleanup;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events),
+			      hs_events__handle, &ev, NULL);
+	if (!rb) {
+		err = -errno;
+		fprintf(stderr, "heapscope: cannot create the ring buffer: %s\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	ev.syms = hs_syms__new(o->pid);
+	if (!ev.syms)
+		fprintf(stderr, "heapscope: warning: cannot snapshot /proc/%d/maps; stacks will be addresses\n",
+			o->pid);
+	read_registry(&t, &ev);
+	if (o->verbose)
+		fprintf(stderr, "heapscope: attached to %s in process %d\n",
+			t.path, o->pid);
+
+	/* Loop until the duration, a signal, or the target's end. */
+	if (o->duration_s)
+		deadline = now_s() + o->duration_s;
+	while (!exiting) {
+		err = ring_buffer__poll(rb, 100);
+		if (err == -EINTR) {
+			err = 0;
+			continue;
+		}
+		if (err < 0) {
+			fprintf(stderr, "heapscope: ring buffer poll failed: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
+		err = 0;
+		if (ev.exited || ev.execed || !process_alive(o->pid))
+			break;
+		if (deadline && now_s() >= deadline)
+			break;
+	}
+	ring_buffer__consume(rb);
+	if (ev.execed)
+		fprintf(stderr, "heapscope: process %d called exec; profile as of before the exec\n",
+			o->pid);
+	else if (ev.exited || !process_alive(o->pid))
+		fprintf(stderr, "heapscope: process %d exited; profile as of its exit\n",
+			o->pid);
+
+	/* Report. */
+	err = hs_profile__aggregate(ev.prof, &aggs, &naggs);
+	if (!err)
+		err = hs_folded__build(aggs, naggs, o->value,
+				       ev.syms ? hs_syms__name : NULL, ev.syms,
+				       &lines, &nlines);
+	if (err) {
+		fprintf(stderr, "heapscope: cannot build the profile: %s\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	err = hs_folded__write_file(o->output, lines, nlines);
+	if (err) {
+		fprintf(stderr, "heapscope: cannot write %s: %s\n",
+			o->output ? o->output : "stdout", strerror(-err));
+		goto cleanup;
+	}
+	read_lost(skel, lost);
+	print_summary(o, &ev, lines, nlines, lost,
+		      hs_profile__seq_lost(ev.prof));
+
+cleanup:
+	hs_folded__free(lines, nlines);
+	free(aggs);
+	ring_buffer__free(rb);
+	hs_syms__free(ev.syms);
+	hs_profile__free(ev.prof);
+	heapscope_bpf__destroy(skel);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_options opts = { .value = HS_VALUE_INUSE };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err;
+
+	/* Parse. */
+	err = parse_args(argc, argv, &opts);
+	if (err)
+		return err > 0 ? 0 : 2;
+	verbose = opts.verbose;
+	libbpf_set_print(libbpf_print);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	err = record(&opts);
+	return err ? 1 : 0;
+}

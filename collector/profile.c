@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profile.c - the live set of sampled allocations, keyed by record id (seq),
+ * and its aggregation per call stack.
+ *
+ * The live set merges two sources that overlap: registry records read after
+ * the attach and ring-buffer events.  An alloc already live is a duplicate;
+ * a free whose alloc was not seen yet leaves a tombstone that cancels the
+ * alloc if it arrives later, so nothing is double counted or resurrected.
+ * Table: open addressing, linear probing, backward-shift deletion.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapscope.h"
+
+struct slot {
+	uint64_t seq;          /* 0 = empty */
+	struct hs_sample *s;   /* NULL = tombstone (freed before seen) */
+};
+
+struct hs_profile {
+	struct slot *slots;
+	size_t cap;            /* power of two */
+	size_t used;           /* live + tombstones */
+	size_t live;
+	uint64_t seq_min, seq_max, seq_seen; /* event seq range, for gaps */
+};
+
+static size_t hash_seq(uint64_t seq)
+{
+	seq ^= seq >> 33;
+	seq *= 0xff51afd7ed558ccdULL;
+	seq ^= seq >> 33;
+	return (size_t)seq;
+}
+
+struct hs_profile *hs_profile__new(void)
+{
+	struct hs_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->cap = 1024;
+	p->slots = calloc(p->cap, sizeof(*p->slots));
+	if (!p->slots) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void hs_profile__reset(struct hs_profile *p)
+{
+	for (size_t i = 0; i < p->cap; i++) {
+		free(p->slots[i].s);
+		p->slots[i].s = NULL;
+		p->slots[i].seq = 0;
+	}
+	p->used = p->live = 0;
+	p->seq_min = p->seq_max = p->seq_seen = 0;
+}
+
+void hs_profile__free(struct hs_profile *p)
+{
+	if (!p)
+		return;
+	hs_profile__reset(p);
+	free(p->slots);
+	free(p);
+}
+
+static struct slot *lookup(const struct hs_profile *p, uint64_t seq)
+{
+	size_t mask = p->cap - 1;
+
+	for (size_t i = hash_seq(seq) & mask;; i = (i + 1) & mask) {
+		if (p->slots[i].seq == seq)
+			return &p->slots[i];
+		if (!p->slots[i].seq)
+			return NULL;
+	}
+}
+
+static void put(struct slot *slots, size_t cap, uint64_t seq,
+		struct hs_sample *s)
+{
+	size_t mask = cap - 1;
+	size_t i = hash_seq(seq) & mask;
+
+	while (slots[i].seq)
+		i = (i + 1) & mask;
+	slots[i].seq = seq;
+	slots[i].s = s;
+}
+
+static int grow(struct hs_profile *p)
+{
+	size_t ncap = p->cap * 2;
+	struct slot *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->slots[i].seq)
+			put(ns, ncap, p->slots[i].seq, p->slots[i].s);
+	free(p->slots);
+	p->slots = ns;
+	p->cap = ncap;
+	return 0;
+}
+
+/* Backward-shift deletion keeps probe chains intact without markers. */
+static void erase(struct hs_profile *p, struct slot *victim)
+{
+	size_t mask = p->cap - 1;
+	size_t hole = (size_t)(victim - p->slots);
+
+	for (size_t j = (hole + 1) & mask; p->slots[j].seq; j = (j + 1) & mask) {
+		size_t home = hash_seq(p->slots[j].seq) & mask;
+
+		/* Move j into the hole unless its home lies in (hole, j]. */
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			p->slots[hole] = p->slots[j];
+			hole = j;
+		}
+	}
+	p->slots[hole].seq = 0;
+	p->slots[hole].s = NULL;
+	p->used--;
+}
+
+static int insert(struct hs_profile *p, uint64_t seq, struct hs_sample *s)
+{
+	int err;
+
+	if ((p->used + 1) * 4 > p->cap * 3) {
+		err = grow(p);
+		if (err)
+			return err;
+	}
+	put(p->slots, p->cap, seq, s);
+	p->used++;
+	return 0;
+}
+
+int hs_profile__alloc(struct hs_profile *p, const struct hs_sample *s)
+{
+	struct hs_sample *copy;
+	struct slot *sl;
+	int err;
+
+	if (!s->seq || s->depth > HEAPSCOPE_MAX_FRAMES)
+		return -EINVAL;
+	sl = lookup(p, s->seq);
+	if (sl) {
+		if (!sl->s)
+			erase(p, sl); /* freed before we saw it: cancel */
+		return 1;
+	}
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	*copy = *s;
+	err = insert(p, s->seq, copy);
+	if (err) {
+		free(copy);
+		return err;
+	}
+	p->live++;
+	return 0;
+}
+
+int hs_profile__free_seq(struct hs_profile *p, uint64_t alloc_seq)
+{
+	struct slot *sl;
+	int err;
+
+	if (!alloc_seq)
+		return -EINVAL;
+	sl = lookup(p, alloc_seq);
+	if (sl) {
+		if (!sl->s)
+			return 1; /* second free of the same record: ignore */
+		free(sl->s);
+		erase(p, sl);
+		p->live--;
+		return 0;
+	}
+	err = insert(p, alloc_seq, NULL);
+	return err ? err : 1;
+}
+
+void hs_profile__note_seq(struct hs_profile *p, uint64_t seq)
+{
+	if (!seq)
+		return;
+	if (!p->seq_seen || seq < p->seq_min)
+		p->seq_min = seq;
+	if (!p->seq_seen || seq > p->seq_max)
+		p->seq_max = seq;
+	p->seq_seen++;
+}
+
+uint64_t hs_profile__seq_lost(const struct hs_profile *p)
+{
+	uint64_t span;
+
+	if (!p->seq_seen)
+		return 0;
+	span = p->seq_max - p->seq_min + 1;
+	/* Duplicated seqs (a broken target) could exceed the span. */
+	return span > p->seq_seen ? span - p->seq_seen : 0;
+}
+
+size_t hs_profile__live(const struct hs_profile *p)
+{
+	return p->live;
+}
+
+void hs_profile__for_each(const struct hs_profile *p,
+			  void (*fn)(void *ctx, const struct hs_sample *s),
+			  void *ctx)
+{
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->slots[i].seq && p->slots[i].s)
+			fn(ctx, p->slots[i].s);
+}
+
+double hs_sample_estimate(const struct hs_sample *s, enum hs_value v)
+{
+	/* DESIGN.md section 1: W counts units of (r + 1). */
+	double per = (double)s->weight / ((double)s->requested + 1.0);
+
+	switch (v) {
+	case HS_VALUE_REQUESTED:
+		return (double)s->requested * per;
+	case HS_VALUE_OBJECTS:
+		return per;
+	case HS_VALUE_INUSE:
+	default:
+		return (double)s->allocated * per;
+	}
+}
+
+double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v)
+{
+	switch (v) {
+	case HS_VALUE_REQUESTED:
+		return a->requested;
+	case HS_VALUE_OBJECTS:
+		return a->objects;
+	case HS_VALUE_INUSE:
+	default:
+		return a->inuse;
+	}
+}
+
+/* Aggregation: a second open-addressing table keyed by the stack. */
+struct agg_state {
+	struct hs_stack_agg *aggs;
+	size_t n, cap;
+	size_t *index;  /* slot -> aggs index + 1, 0 = empty */
+	size_t icap;
+	int err;
+};
+
+static size_t hash_stack(const uint64_t *st, uint32_t depth)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ depth;
+
+	for (uint32_t i = 0; i < depth; i++) {
+		h ^= st[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return (size_t)h;
+}
+
+static void agg_add(void *ctx, const struct hs_sample *s)
+{
+	struct agg_state *st = ctx;
+	size_t mask = st->icap - 1, i;
+	struct hs_stack_agg *a;
+
+	if (st->err)
+		return;
+	for (i = hash_stack(s->stack, s->depth) & mask; st->index[i];
+	     i = (i + 1) & mask) {
+		a = &st->aggs[st->index[i] - 1];
+		if (a->depth == s->depth &&
+		    !memcmp(a->stack, s->stack, s->depth * sizeof(uint64_t)))
+			goto found;
+	}
+	/* icap >= 2 * live samples, so the index never fills. */
+	a = &st->aggs[st->n++];
+	memset(a, 0, sizeof(*a));
+	a->depth = s->depth;
+	memcpy(a->stack, s->stack, s->depth * sizeof(uint64_t));
+	st->index[i] = st->n;
+found:
+	a->samples++;
+	a->inuse += hs_sample_estimate(s, HS_VALUE_INUSE);
+	a->requested += hs_sample_estimate(s, HS_VALUE_REQUESTED);
+	a->objects += hs_sample_estimate(s, HS_VALUE_OBJECTS);
+}
+
+int hs_profile__aggregate(const struct hs_profile *p,
+			  struct hs_stack_agg **out, size_t *n)
+{
+	struct agg_state st = { 0 };
+
+	st.cap = p->live ? p->live : 1;
+	st.icap = 16;
+	while (st.icap < 2 * st.cap)
+		st.icap *= 2;
+	st.aggs = malloc(st.cap * sizeof(*st.aggs));
+	st.index = calloc(st.icap, sizeof(*st.index));
+	if (!st.aggs || !st.index) {
+		free(st.aggs);
+		free(st.index);
+		return -ENOMEM;
+	}
+	hs_profile__for_each(p, agg_add, &st);
+	free(st.index);
+	*out = st.aggs;
+	*n = st.n;
+	return 0;
+}
