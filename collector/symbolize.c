@@ -11,6 +11,7 @@
  * dwfl_module_addrname (.symtab, else .dynsym) on (return address - 1).
  */
 #include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -332,7 +333,7 @@ static char *resolve(struct hs_syms *s, uint64_t addr)
 		return strdup("[unknown]");
 	name = dwfl_module_addrname(mod, pc);
 	if (name && *name)
-		return strdup(name);
+		return strndup(name, strcspn(name, "@")); /* drop @@GLIBC_x */
 	mname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL,
 				 NULL);
 	if (!mname)
