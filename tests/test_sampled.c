@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/test_sampled.c - the sampled region, page runs, registry, stacks
+ * and the in-process API, through the real library (linked, so this
+ * program's malloc is heapscope's).  Run with HEAPSCOPE_SAMPLE_RATE=1:
+ * every allocation is sampled.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "heapscope/abi.h"
+#include "heapscope/heapscope.h"
+
+extern struct heapscope_registry heapscope_registry;
+int heapscope_sampled_check(void);
+
+#define PAGE 8192u
+#define REG (&heapscope_registry)
+
+static struct heapscope_record *records(void)
+{
+	return (struct heapscope_record *)(uintptr_t)REG->records;
+}
+
+static int in_region(const void *p)
+{
+	return (uintptr_t)p - REG->region_start < REG->region_size;
+}
+
+/* The live record of p, or NULL. */
+static const struct heapscope_record *find_record(const void *p)
+{
+	struct heapscope_record *r = records();
+
+	for (uint64_t i = 0; i < REG->high_water; i++)
+		if (r[i].seq != 0 && r[i].ptr == (uintptr_t)p)
+			return &r[i];
+	return NULL;
+}
+
+static uint64_t count_live_records(void)
+{
+	struct heapscope_record *r = records();
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < REG->high_water; i++)
+		n += r[i].seq != 0;
+	return n;
+}
+
+static struct heapscope_sampling_stats stats(void)
+{
+	struct heapscope_sampling_stats st;
+
+	assert_int_equal(heapscope_get_sampling_stats(&st, sizeof(st)), 0);
+	return st;
+}
+
+static int maps_lines(void)
+{
+	char buf[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(buf, sizeof(buf), f))
+		n += strchr(buf, '\n') != NULL;
+	fclose(f);
+	return n;
+}
+
+static void test_header(void **state)
+{
+	(void)state;
+	assert_true(REG->magic == HEAPSCOPE_REGISTRY_MAGIC);
+	assert_int_equal(REG->version, HEAPSCOPE_REGISTRY_VERSION);
+	assert_int_equal(REG->header_size, sizeof(struct heapscope_registry));
+	assert_int_equal(REG->record_size, sizeof(struct heapscope_record));
+	assert_int_equal(REG->max_frames, HEAPSCOPE_MAX_FRAMES);
+	assert_true(REG->records != 0 && REG->capacity >= 100000);
+	assert_true(REG->region_size >= ((uint64_t)1 << 30));
+	assert_int_equal(REG->sample_period, 1);
+	assert_int_equal(heapscope_get_sample_period(), 1);
+	assert_int_equal(REG->generation % 2, 0);
+	assert_int_equal(heapscope_collector_attached(), 0);
+}
+
+/* Every allocation sampled, page-exclusive, usable size = record's a. */
+static void test_every_alloc_sampled(void **state)
+{
+	static const size_t sizes[] = { 0,     1,      8,      15,     16,
+					100,   1000,   4096,   8191,   8192,
+					8193,  65536,  100000, 262144, 262145,
+					300000, 1 << 20, 3 << 20 };
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	void *p[N];
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		const struct heapscope_record *rec;
+
+		p[i] = malloc(sizes[i]);
+		assert_non_null(p[i]);
+		assert_true(in_region(p[i]));
+		assert_int_equal((uintptr_t)p[i] % PAGE, 0);
+		rec = find_record(p[i]);
+		assert_non_null(rec);
+		assert_int_equal(rec->requested, sizes[i]);
+		assert_int_equal(rec->weight, sizes[i] + 1); /* T = 1 */
+		assert_true(rec->allocated >= sizes[i]);
+		assert_int_equal(malloc_usable_size(p[i]), rec->allocated);
+		assert_int_equal(rec->span_start, (uintptr_t)p[i]);
+		assert_int_equal(rec->span_bytes % PAGE, 0);
+		assert_true(rec->span_bytes >= rec->allocated);
+		assert_true(rec->span_bytes < rec->allocated + PAGE);
+		assert_true((rec->proxy != 0) == (sizes[i] <= 256 * 1024));
+		memset(p[i], 0xab, malloc_usable_size(p[i]));
+	}
+	/* no two samples share a page */
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			const struct heapscope_record *a = find_record(p[i]);
+
+			if (i != j)
+				assert_true((uintptr_t)p[j] < a->span_start ||
+					    (uintptr_t)p[j] >= a->span_start + a->span_bytes);
+		}
+	for (int i = 0; i < N; i++)
+		free(p[i]);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+static void test_calloc_realloc_aligned(void **state)
+{
+	static const size_t aligns[] = { 16, 64, 4096, 8192, 65536, 1 << 21,
+					 1 << 30 };
+	void *p, *q;
+
+	(void)state;
+	p = calloc(1000, 8);
+	assert_true(in_region(p));
+	for (int i = 0; i < 8000; i++)
+		assert_int_equal(((unsigned char *)p)[i], 0);
+	memset(p, 7, 8000);
+	q = realloc(p, 100000);
+	assert_true(in_region(q));
+	for (int i = 0; i < 8000; i++)
+		assert_int_equal(((unsigned char *)q)[i], 7);
+	free(q);
+
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		void *a = NULL;
+
+		assert_int_equal(posix_memalign(&a, aligns[i], 100), 0);
+		assert_true(in_region(a));
+		assert_int_equal((uintptr_t)a % aligns[i], 0);
+		/* the core passes 0 for the default alignment */
+		assert_true(find_record(a)->alignment == aligns[i] ||
+			    (aligns[i] <= 16 && find_record(a)->alignment == 0));
+		memset(a, 1, 100);
+		free(a);
+	}
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+static void test_free_reuse_and_registry(void **state)
+{
+	uint64_t live0 = REG->live, seq0;
+	const struct heapscope_record *rec;
+	void *p, *q;
+
+	(void)state;
+	assert_int_equal(count_live_records(), live0);
+	p = malloc(200);
+	rec = find_record(p);
+	assert_non_null(rec);
+	seq0 = rec->seq;
+	assert_true(seq0 > 0 && seq0 < REG->next_seq);
+	assert_int_equal(REG->live, live0 + 1);
+	assert_int_equal(count_live_records(), live0 + 1);
+	free(p);
+	assert_null(find_record(p));
+	assert_int_equal(REG->live, live0);
+	assert_int_equal(count_live_records(), live0);
+	/* the pages come back: a same-sized request reuses them */
+	q = malloc(200);
+	assert_ptr_equal(q, p);
+	assert_true(find_record(q)->seq > seq0 + 1); /* the free took a seq */
+	free(q);
+	assert_int_equal(REG->generation % 2, 0);
+}
+
+static void test_invalid_frees(void **state)
+{
+	struct heapscope_sampling_stats st0 = stats();
+	void *volatile p = malloc(100);
+	void *volatile interior = (char *)p + 16;
+	/* the region's last page never starts a sample in this test */
+	void *volatile next_page =
+		(void *)(uintptr_t)(REG->region_start + REG->region_size - PAGE);
+
+	(void)state;
+	free(interior);  /* interior of a live sample */
+	free(next_page); /* a page that starts no sample */
+	assert_non_null(find_record(p));
+	assert_int_equal(stats().invalid_frees_total, st0.invalid_frees_total + 2);
+	free(p);
+	free(p); /* double free: reported, ignored */
+	assert_int_equal(stats().invalid_frees_total, st0.invalid_frees_total + 3);
+	assert_int_equal(stats().live, st0.live);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+static void test_stats_fragmentation(void **state)
+{
+	struct heapscope_sampling_stats a = stats(), b;
+	void *p = malloc(100);
+	size_t u = malloc_usable_size(p);
+
+	(void)state;
+	b = stats();
+	/* T = 1: W = r + 1, count estimate 1 */
+	assert_int_equal(b.samples_total, a.samples_total + 1);
+	assert_int_equal(b.live, a.live + 1);
+	assert_int_equal(b.fragmentation_estimate - a.fragmentation_estimate, u - 100);
+	assert_int_equal(b.inuse_estimate - a.inuse_estimate, u);
+	assert_int_equal(b.pages_bytes - a.pages_bytes, PAGE);
+	assert_int_equal(b.proxy_bytes - a.proxy_bytes, u);
+	assert_int_equal(REG->sampled_bytes, b.pages_bytes);
+	free(p);
+	b = stats();
+	assert_int_equal(b.frees_total, a.frees_total + 1);
+	assert_int_equal(b.fragmentation_estimate, a.fragmentation_estimate);
+	assert_int_equal(b.pages_bytes, a.pages_bytes);
+}
+
+static __attribute__((noinline)) void *alloc_here(size_t n)
+{
+	void *p = malloc(n);
+
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+	return p;
+}
+
+static void test_stack(void **state)
+{
+	void *p = alloc_here(48);
+	const struct heapscope_record *rec = find_record(p);
+
+	(void)state;
+	assert_non_null(rec);
+	assert_true(rec->depth >= 2 && rec->depth <= HEAPSCOPE_MAX_FRAMES);
+	/* stack[0] is the return address in the caller of malloc */
+	assert_true(rec->stack[0] - (uintptr_t)alloc_here < 256);
+	assert_true(rec->stack[1] - (uintptr_t)test_stack < 256);
+	free(p);
+}
+
+/* 100,000 live samples, then freed: the region is one VMA. */
+static void test_many_live(void **state)
+{
+	enum { N = 100000 };
+	void **v = malloc(N * sizeof(*v));
+	uint64_t live0;
+	int lines0, lines1;
+
+	(void)state;
+	lines0 = maps_lines();
+	live0 = REG->live;
+	for (int i = 0; i < N; i++) {
+		v[i] = malloc((size_t)(i % 1000) + 1);
+		assert_true(in_region(v[i]));
+	}
+	assert_int_equal(REG->live, live0 + N);
+	assert_int_equal(count_live_records(), live0 + N);
+	lines1 = maps_lines();
+	print_message("maps lines: %d -> %d with %d live samples\n", lines0,
+		      lines1, N);
+	assert_true(lines1 <= lines0 + 4);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	for (int i = 0; i < N; i += 2)
+		free(v[i]);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	for (int i = 1; i < N; i += 2)
+		free(v[i]);
+	assert_int_equal(REG->live, live0);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	free(v);
+}
+
+static uint32_t worker_tid[4];
+
+static void *thread_main(void *arg)
+{
+	void *v[64] = { 0 };
+	unsigned x = (unsigned)(uintptr_t)arg;
+
+	worker_tid[x - 1] = (uint32_t)gettid();
+	for (int i = 0; i < 20000; i++) {
+		int k = (x = x * 1103515245 + 12345) >> 16 & 63;
+
+		free(v[k]);
+		v[k] = malloc((x >> 8) % 20000);
+		if (!in_region(v[k]))
+			return (void *)1;
+	}
+	for (int k = 0; k < 64; k++)
+		free(v[k]);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	pthread_t t[4];
+	struct heapscope_record *r;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, thread_main,
+						(void *)(uintptr_t)(i + 1)), 0);
+	for (int i = 0; i < 4; i++) {
+		void *ret;
+
+		assert_int_equal(pthread_join(t[i], &ret), 0);
+		assert_null(ret);
+	}
+	/* glibc keeps per-thread blocks (DTV) of cached stacks alive: check
+	 * that nothing the workers allocated themselves is still live */
+	r = records();
+	for (uint64_t i = 0; i < REG->high_water; i++)
+		for (int k = 0; k < 4; k++)
+			assert_false(r[i].seq != 0 && r[i].tid == worker_tid[k]);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+/* Run-time rate changes (last: it leaves the period where it found it). */
+static void test_set_period(void **state)
+{
+	void *p, *q;
+
+	(void)state;
+	assert_int_equal(heapscope_set_sample_period(HEAPSCOPE_MAX_SAMPLE_PERIOD + 1),
+			 -EINVAL);
+	assert_int_equal(heapscope_set_sample_period(0), 0);
+	assert_int_equal(heapscope_get_sample_period(), 0);
+	assert_int_equal(REG->sample_period, 0);
+	p = malloc(100);
+	assert_false(in_region(p));
+	free(p);
+	assert_int_equal(heapscope_set_sample_period(1), 0);
+	/* off parks the counter at 128 MiB: a bigger request reaches the
+	 * slow path, sees the new period and is sampled */
+	p = malloc((size_t)129 << 20);
+	assert_non_null(p);
+	assert_true(in_region(p));
+	q = malloc(10);
+	assert_true(in_region(q));
+	free(p);
+	free(q);
+	/* a collector's request through the registry control word */
+	REG->control_period = -1;
+	p = malloc(10);
+	assert_false(in_region(p));
+	assert_int_equal(heapscope_get_sample_period(), 0);
+	assert_int_equal(REG->control_period, 0);
+	free(p);
+	assert_int_equal(heapscope_set_sample_period(1), 0);
+	p = malloc((size_t)129 << 20);
+	assert_true(in_region(p));
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_every_alloc_sampled),
+		cmocka_unit_test(test_calloc_realloc_aligned),
+		cmocka_unit_test(test_free_reuse_and_registry),
+		cmocka_unit_test(test_invalid_frees),
+		cmocka_unit_test(test_stats_fragmentation),
+		cmocka_unit_test(test_stack),
+		cmocka_unit_test(test_many_live),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_set_period),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
