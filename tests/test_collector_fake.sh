@@ -30,8 +30,9 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; for f in "$work"/*.err; do echo "--- $f"; cat "$f"; done; exit 1; }
 
-run_case() { # value expected-file
+run_case() { # value expected-file [extra args]
 	local value=$1 expected=$2 start end rc
+	shift 2
 	"$TARGET" 1500 >"$work/target.out" 2>"$work/target.err" &
 	tpid=$!
 	for _ in $(seq 1 100); do
@@ -40,7 +41,7 @@ run_case() { # value expected-file
 	done
 	grep -q '^ready' "$work/target.out" || fail "fake target did not start"
 	start=$(date +%s)
-	"$HEAPSCOPE" record -p "$tpid" -d 30 --lib libfakeheapscope \
+	"$HEAPSCOPE" record -p "$tpid" -d 30 "$@" \
 		--value "$value" -o "$work/heap.folded" 2>"$work/record.err"
 	rc=$?
 	end=$(date +%s)
@@ -55,7 +56,7 @@ run_case() { # value expected-file
 	if ! diff -u "$expected" "$work/heap.folded"; then
 		fail "--value $value: folded profile differs from the expected one"
 	fi
-	echo "ok: --value $value"
+	echo "ok: --value $value $*"
 	cat "$work/record.err"
 }
 
@@ -71,8 +72,10 @@ main;mid;site_a 40
 main;fake_lib_frame 2
 main;site_c 2
 EOT
+run_case inuse "$work/inuse.expected" --lib libfakeheapscope
+run_case objects "$work/objects.expected" --lib libfakeheapscope
+# Without --lib: found through its heapscope stapsdt note.
 run_case inuse "$work/inuse.expected"
-run_case objects "$work/objects.expected"
 
 # Error paths: no such process; a process without libheapscope.
 "$HEAPSCOPE" record -p 999999999 -d 1 >/dev/null 2>"$work/nopid.err" && fail "pid 999999999 accepted"
@@ -81,4 +84,10 @@ sleep 5 & spid=$!
 "$HEAPSCOPE" record -p "$spid" -d 1 >/dev/null 2>"$work/nolib.err" && fail "sleep accepted"
 kill $spid 2>/dev/null; wait $spid 2>/dev/null
 grep -q "process $spid does not use libheapscope" "$work/nolib.err" || fail "unclear error for a process without libheapscope"
+# Unwritable output: refused before attaching.
+"$TARGET" 0 >/dev/null 2>&1 & tpid=$!
+sleep 0.2
+"$HEAPSCOPE" record -p "$tpid" -d 1 -o /nonexistent/dir/x 2>"$work/out.err" && fail "unwritable output accepted"
+grep -q "cannot write /nonexistent/dir/x" "$work/out.err" || fail "unclear error for an unwritable output"
+kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; tpid=""
 echo "PASS"
