@@ -426,8 +426,8 @@ static int record(const struct hs_options *o)
 		fprintf(stderr, "heapscope: process %d called exec; profile as of before the exec\n",
 			o->pid);
 	else if (ev.exited || !process_alive(o->pid))
-		fprintf(stderr, "heapscope: process %d exited; profile as of its exit\n",
-			o->pid);
+		fprintf(stderr, "heapscope: process %d exited%s; profile as of its exit\n",
+			o->pid, ev.exited ? "" : " (seen by polling)");
 
 	/* Report. */
 	err = hs_profile__aggregate(ev.prof, &aggs, &naggs);
