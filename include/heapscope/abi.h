@@ -101,7 +101,11 @@ struct heapscope_registry {
 	uint64_t live;         /* live records */
 	uint64_t next_seq;     /* next sequence number to hand out */
 	int64_t sample_period; /* current sampling period T, bytes (<= 0: off) */
-	int64_t control_period; /* written by a collector: requested period, 0 = none */
+	int64_t control_period; /* written by a collector: requested period,
+				 * 0 = none, < 0 = sampling off; the library
+				 * applies it (and resets it to 0) at a thread's
+				 * next sampler slow path, i.e. within one
+				 * sampling interval or 128 MiB if off */
 	uint64_t region_start; /* the sampled region [start, start + size) */
 	uint64_t region_size;  /* bytes */
 	uint64_t sampled_bytes; /* bytes of pages held by live samples */
