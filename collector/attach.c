@@ -170,8 +170,10 @@ int hs_attach__probes(struct heapscope_bpf *skel, const struct hs_target *t)
 #define P(name)                                                        \
 	{ #name, offsetof(struct heapscope_bpf, progs.handle_##name), \
 	  offsetof(struct heapscope_bpf, links.handle_##name) }
-		P(sample_alloc),
+		/* sample_free first: an alloc seen by an event then always
+		 * has its free seen too, even if it happens mid-attach. */
 		P(sample_free),
+		P(sample_alloc),
 		P(rate_change),
 #undef P
 	};
