@@ -80,7 +80,7 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 {
 	struct heapscope_registry h;
 	uint64_t gen2;
-	size_t n = 0, keep = 0;
+	size_t n = 0, keep = 0, cap = 0;
 	int err;
 
 	err = rd(ctx, addr, &h, sizeof(h));
@@ -95,11 +95,6 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 	out->recs = NULL;
 	out->n = 0;
 	out->invalid = 0;
-	if (h.live) {
-		out->recs = malloc(h.live * sizeof(*out->recs));
-		if (!out->recs)
-			return -ENOMEM;
-	}
 	for (uint64_t i = 0; i < h.high_water; i += CHUNK_RECORDS) {
 		uint64_t cnt = h.high_water - i;
 
@@ -123,6 +118,18 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 			/* More live slots than `live` says: torn copy. */
 			if (n == h.live)
 				return -EAGAIN;
+			/* Grow with what is found, not with what the
+			 * target claims. */
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct heapscope_record *nr = realloc(
+					out->recs, ncap * sizeof(*nr));
+
+				if (!nr)
+					return -ENOMEM;
+				out->recs = nr;
+				cap = ncap;
+			}
 			out->recs[n++] = *r;
 		}
 	}
