@@ -16,7 +16,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Set before load by the collector: 0 = report exit/exec of tracked pids only. */
+/* Set before load by the collector: 0 = report exit/exec of tracked pids only.
+ */
 const volatile __u32 trace_all_exits = 0;
 
 struct {
@@ -109,7 +110,8 @@ static __always_inline void read_stack(struct hs_event *e, __u64 addr,
 	e->depth = n;
 }
 
-/* sample_alloc(ptr, requested, allocated, alignment, weight, stack, depth, seq) */
+/* sample_alloc(ptr, requested, allocated, alignment, weight, stack, depth, seq)
+ */
 SEC("usdt")
 int handle_sample_alloc(struct pt_regs *ctx)
 {

@@ -18,15 +18,15 @@
 
 enum hs_event_type {
 	HS_EV_ALLOC = 1, /* sample_alloc */
-	HS_EV_FREE = 2,  /* sample_free */
-	HS_EV_RATE = 3,  /* rate_change */
-	HS_EV_EXIT = 4,  /* a tracked process exited (whole thread group) */
-	HS_EV_EXEC = 5,  /* a tracked process called execve */
+	HS_EV_FREE = 2,	 /* sample_free */
+	HS_EV_RATE = 3,	 /* rate_change */
+	HS_EV_EXIT = 4,	 /* a tracked process exited (whole thread group) */
+	HS_EV_EXEC = 5,	 /* a tracked process called execve */
 };
 
 /* hs_event.flags */
 #define HS_EVF_STACK_TRUNCATED 0x1u /* depth argument was > 64, clamped */
-#define HS_EVF_STACK_FAULT 0x2u     /* stack could not be read; depth = 0 */
+#define HS_EVF_STACK_FAULT 0x2u	    /* stack could not be read; depth = 0 */
 
 /* Slots of the per-CPU `lost` array map. */
 enum hs_lost_slot {
@@ -37,28 +37,29 @@ enum hs_lost_slot {
 };
 
 struct hs_event {
-	__u32 magic;     /* HS_EVENT_MAGIC */
-	__u16 version;   /* HS_EVENT_VERSION */
-	__u16 size;      /* sizeof(struct hs_event), bytes */
-	__u32 type;      /* enum hs_event_type */
-	__u32 flags;     /* HS_EVF_* */
-	__u32 pid;       /* thread-group id, init pid namespace */
-	__u32 tid;       /* thread id, init pid namespace */
-	__u32 depth;     /* valid frames in stack[], <= HS_EVENT_MAX_FRAMES */
-	__u32 pad0;      /* zero */
-	__u64 ts_ns;     /* bpf_ktime_get_ns(), CLOCK_MONOTONIC ns */
-	__u64 cgroup_id; /* cgroup v2 id of the current task */
-	__u64 ptr;       /* address returned to / freed by the caller */
-	__u64 requested; /* r, bytes */
-	__u64 allocated; /* a, bytes */
-	__u64 alignment; /* bytes, 0 = default */
-	__u64 weight;    /* W, bytes (units of r + 1), alloc only */
-	__u64 seq;       /* this event's sequence number (alloc/free) */
-	__u64 alloc_seq; /* free: seq of the matching alloc; alloc: = seq */
+	__u32 magic;	  /* HS_EVENT_MAGIC */
+	__u16 version;	  /* HS_EVENT_VERSION */
+	__u16 size;	  /* sizeof(struct hs_event), bytes */
+	__u32 type;	  /* enum hs_event_type */
+	__u32 flags;	  /* HS_EVF_* */
+	__u32 pid;	  /* thread-group id, init pid namespace */
+	__u32 tid;	  /* thread id, init pid namespace */
+	__u32 depth;	  /* valid frames in stack[], <= HS_EVENT_MAX_FRAMES */
+	__u32 pad0;	  /* zero */
+	__u64 ts_ns;	  /* bpf_ktime_get_ns(), CLOCK_MONOTONIC ns */
+	__u64 cgroup_id;  /* cgroup v2 id of the current task */
+	__u64 ptr;	  /* address returned to / freed by the caller */
+	__u64 requested;  /* r, bytes */
+	__u64 allocated;  /* a, bytes */
+	__u64 alignment;  /* bytes, 0 = default */
+	__u64 weight;	  /* W, bytes (units of r + 1), alloc only */
+	__u64 seq;	  /* this event's sequence number (alloc/free) */
+	__u64 alloc_seq;  /* free: seq of the matching alloc; alloc: = seq */
 	__s64 new_period; /* rate_change: bytes */
 	__s64 old_period; /* rate_change: bytes */
-	char comm[16];    /* task comm, NUL padded */
-	__u64 stack[HS_EVENT_MAX_FRAMES]; /* return addresses, innermost first */
+	char comm[16];	  /* task comm, NUL padded */
+	__u64 stack[HS_EVENT_MAX_FRAMES]; /* return addresses, innermost first
+					   */
 };
 _Static_assert(sizeof(struct hs_event) == 648, "hs_event layout");
 

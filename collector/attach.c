@@ -35,7 +35,8 @@ bool hs_elf_has_heapscope_note(const char *path)
 	if (fd < 0)
 		return false;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+	if (!elf || elf_kind(elf) != ELF_K_ELF ||
+	    elf_getshdrstrndx(elf, &shstrndx))
 		goto out;
 	while (!found && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -57,11 +58,14 @@ bool hs_elf_has_heapscope_note(const char *path)
 			const char *desc = (const char *)data->d_buf + desc_off;
 			size_t addr_bytes = 3 * 8; /* pc, base, semaphore */
 
-			if (nh.n_type != 3 || nh.n_namesz != sizeof("stapsdt") ||
-			    strcmp((const char *)data->d_buf + name_off, "stapsdt") ||
+			if (nh.n_type != 3 ||
+			    nh.n_namesz != sizeof("stapsdt") ||
+			    strcmp((const char *)data->d_buf + name_off,
+				   "stapsdt") ||
 			    nh.n_descsz <= addr_bytes)
 				continue;
-			if (strnlen(desc + addr_bytes, nh.n_descsz - addr_bytes) <
+			if (strnlen(desc + addr_bytes,
+				    nh.n_descsz - addr_bytes) <
 				    nh.n_descsz - addr_bytes &&
 			    !strcmp(desc + addr_bytes, HEAPSCOPE_PROVIDER)) {
 				found = true;
@@ -127,8 +131,9 @@ int hs_target__find(struct hs_target *t, pid_t pid, const char *match)
 			int n = 0;
 
 			path[0] = '\0';
-			if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start,
-				   &end, &off, &n) < 3 || !n)
+			if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n",
+				   &start, &end, &off, &n) < 3 ||
+			    !n)
 				continue;
 			if (line[n] != '/')
 				continue;
@@ -140,8 +145,9 @@ int hs_target__find(struct hs_target *t, pid_t pid, const char *match)
 			snprintf(t->path, sizeof(t->path), "%s", path);
 			snprintf(range, sizeof(range), "%llx-%llx", start, end);
 			set_open_path(t, range);
-			if (pass == 0 ? matches(path, match)
-				      : hs_elf_has_heapscope_note(t->open_path)) {
+			if (pass == 0
+				    ? matches(path, match)
+				    : hs_elf_has_heapscope_note(t->open_path)) {
 				t->map_start = start;
 				err = 0;
 				break;
@@ -167,9 +173,9 @@ int hs_attach__probes(struct heapscope_bpf *skel, const struct hs_target *t)
 		const char *probe;
 		size_t prog_off, link_off;
 	} probes[] = {
-#define P(name)                                                        \
-	{ #name, offsetof(struct heapscope_bpf, progs.handle_##name), \
-	  offsetof(struct heapscope_bpf, links.handle_##name) }
+#define P(name)                                                                \
+	{#name, offsetof(struct heapscope_bpf, progs.handle_##name),           \
+	 offsetof(struct heapscope_bpf, links.handle_##name)}
 		/* sample_free first: an alloc seen by an event then always
 		 * has its free seen too, even if it happens mid-attach. */
 		P(sample_free),
@@ -200,12 +206,12 @@ int hs_attach__probes(struct heapscope_bpf *skel, const struct hs_target *t)
 	}
 	/* Exit/exec notices are a convenience: the loop also polls
 	 * kill(pid, 0), so a kernel without them only reacts later. */
-	skel->links.handle_exit =
-		bpf_program__attach(skel->progs.handle_exit);
-	skel->links.handle_exec =
-		bpf_program__attach(skel->progs.handle_exec);
+	skel->links.handle_exit = bpf_program__attach(skel->progs.handle_exit);
+	skel->links.handle_exec = bpf_program__attach(skel->progs.handle_exec);
 	if (!skel->links.handle_exit || !skel->links.handle_exec)
-		fprintf(stderr, "heapscope: warning: no exit/exec tracepoints (%s); polling the process instead\n",
+		fprintf(stderr,
+			"heapscope: warning: no exit/exec tracepoints (%s); "
+			"polling the process instead\n",
 			strerror(errno));
 	return 0;
 }

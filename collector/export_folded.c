@@ -82,8 +82,8 @@ fail:
 	return NULL;
 }
 
-int hs_folded__build(const struct hs_stack_agg *aggs, size_t n,
-		     enum hs_value v, hs_symbolize_fn sym, void *sym_ctx,
+int hs_folded__build(const struct hs_stack_agg *aggs, size_t n, enum hs_value v,
+		     hs_symbolize_fn sym, void *sym_ctx,
 		     struct hs_folded_line **lines, size_t *nlines)
 {
 	struct hs_folded_line *l;

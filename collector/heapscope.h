@@ -28,12 +28,12 @@ enum hs_value {
 };
 
 struct hs_options {
-	pid_t pid;          /* -p: target process (init pid namespace) */
-	int duration_s;     /* -d: seconds to record, 0 = until exit/signal */
-	const char *output; /* -o: folded output file, NULL = stdout */
+	pid_t pid;	     /* -p: target process (init pid namespace) */
+	int duration_s;	     /* -d: seconds to record, 0 = until exit/signal */
+	const char *output;  /* -o: folded output file, NULL = stdout */
 	enum hs_value value; /* --value */
-	const char *lib;    /* --lib: path or file-name prefix of the library */
-	bool verbose;       /* -v: libbpf and debug messages on stderr */
+	const char *lib; /* --lib: path or file-name prefix of the library */
+	bool verbose;	 /* -v: libbpf and debug messages on stderr */
 };
 
 int hs_parse_value(const char *s, enum hs_value *out);
@@ -45,9 +45,9 @@ const char *hs_value_name(enum hs_value v);
 
 struct hs_target {
 	pid_t pid;
-	char path[PATH_MAX];      /* the object's path as the target sees it */
+	char path[PATH_MAX]; /* the object's path as the target sees it */
 	char open_path[PATH_MAX + 64]; /* the same file, openable from here */
-	uint64_t map_start;       /* start of its mapping with file offset 0 */
+	uint64_t map_start; /* start of its mapping with file offset 0 */
 };
 
 /*
@@ -70,11 +70,11 @@ typedef int (*hs_mem_read_fn)(void *ctx, uint64_t addr, void *dst, size_t len);
 #define HS_REGISTRY_MAX_RETRIES 16
 
 struct hs_registry_snapshot {
-	struct heapscope_registry hdr;   /* validated header */
-	struct heapscope_record *recs;   /* live records, seq != 0 */
-	size_t n;                        /* entries in recs */
-	uint64_t invalid;                /* records rejected by validation */
-	unsigned retries;                /* seqlock retries used */
+	struct heapscope_registry hdr; /* validated header */
+	struct heapscope_record *recs; /* live records, seq != 0 */
+	size_t n;		       /* entries in recs */
+	uint64_t invalid;	       /* records rejected by validation */
+	unsigned retries;	       /* seqlock retries used */
 };
 
 /*
@@ -94,13 +94,13 @@ int hs_registry__locate(const struct hs_target *t, uint64_t *addr);
 /* ------------------------------------------------------------ profile */
 
 struct hs_sample {
-	uint64_t seq;       /* record id */
+	uint64_t seq; /* record id */
 	uint64_t ptr;
 	uint64_t requested; /* r, bytes */
 	uint64_t allocated; /* a, bytes */
 	uint64_t weight;    /* W, bytes */
 	uint32_t tid;
-	uint32_t depth;     /* <= HEAPSCOPE_MAX_FRAMES */
+	uint32_t depth;			      /* <= HEAPSCOPE_MAX_FRAMES */
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* innermost first */
 };
 
@@ -108,10 +108,10 @@ struct hs_sample {
 struct hs_stack_agg {
 	uint32_t depth;
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
-	uint64_t samples;   /* live samples */
-	double inuse;       /* bytes */
-	double requested;   /* bytes */
-	double objects;     /* count */
+	uint64_t samples; /* live samples */
+	double inuse;	  /* bytes */
+	double requested; /* bytes */
+	double objects;	  /* count */
 };
 
 struct hs_profile;
@@ -136,8 +136,8 @@ void hs_profile__for_each(const struct hs_profile *p,
 			  void (*fn)(void *ctx, const struct hs_sample *s),
 			  void *ctx);
 /* Sum live samples per distinct stack; *out is malloc'd. */
-int hs_profile__aggregate(const struct hs_profile *p,
-			  struct hs_stack_agg **out, size_t *n);
+int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
+			  size_t *n);
 double hs_sample_estimate(const struct hs_sample *s, enum hs_value v);
 double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v);
 
@@ -161,15 +161,15 @@ const char *hs_syms__name(void *s, uint64_t addr);
 typedef const char *(*hs_symbolize_fn)(void *ctx, uint64_t addr);
 
 struct hs_folded_line {
-	char *stack;  /* "root;...;leaf" */
+	char *stack; /* "root;...;leaf" */
 	double value;
 	uint64_t samples;
 };
 
 /* Symbolize and merge aggregated stacks into folded lines sorted by value
  * descending (ties by stack text). */
-int hs_folded__build(const struct hs_stack_agg *aggs, size_t n,
-		     enum hs_value v, hs_symbolize_fn sym, void *sym_ctx,
+int hs_folded__build(const struct hs_stack_agg *aggs, size_t n, enum hs_value v,
+		     hs_symbolize_fn sym, void *sym_ctx,
 		     struct hs_folded_line **lines, size_t *nlines);
 int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
 /* Write to path atomically (temp file + rename); path NULL or "-": stdout. */
@@ -181,15 +181,15 @@ void hs_folded__free(struct hs_folded_line *lines, size_t n);
 
 struct hs_events {
 	struct hs_profile *prof;
-	struct hs_syms *syms;     /* may be NULL */
+	struct hs_syms *syms; /* may be NULL */
 	pid_t pid;
 	bool verbose;
-	bool exited;              /* exit event seen */
-	bool execed;              /* exec event seen */
+	bool exited; /* exit event seen */
+	bool execed; /* exec event seen */
 	uint64_t allocs, frees, rates;
-	uint64_t bad;             /* malformed events */
-	uint64_t stack_faults;    /* events whose stack could not be read */
-	int64_t period;           /* last rate_change new period, 0 = unknown */
+	uint64_t bad;	       /* malformed events */
+	uint64_t stack_faults; /* events whose stack could not be read */
+	int64_t period;	       /* last rate_change new period, 0 = unknown */
 };
 
 /* ring_buffer_sample_fn: validates and applies one struct hs_event. */

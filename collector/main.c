@@ -30,7 +30,8 @@ static bool verbose;
 
 static const char usage[] =
 	"Usage: heapscope record -p PID [-d SECONDS] [-o FILE]\n"
-	"                        [--value inuse|requested|objects] [--lib PATH]\n"
+	"                        [--value inuse|requested|objects] [--lib "
+	"PATH]\n"
 	"                        [-v]\n"
 	"\n"
 	"Record the live heap of a process using libheapscope.so and write it\n"
@@ -43,15 +44,18 @@ static const char usage[] =
 	"      --value V        inuse (estimated allocated bytes, default),\n"
 	"                       requested (estimated requested bytes),\n"
 	"                       objects (estimated number of objects)\n"
-	"      --lib PATH       object with the probes: a path, or a file-name\n"
-	"                       prefix (default: libheapscope, else any mapped\n"
+	"      --lib PATH       object with the probes: a path, or a "
+	"file-name\n"
+	"                       prefix (default: libheapscope, else any "
+	"mapped\n"
 	"                       file with a heapscope USDT note)\n"
 	"  -v, --verbose        libbpf and debug messages on stderr\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Examples:\n"
 	"  heapscope record -p 1234 -d 10 -o heap.folded\n"
-	"  heapscope record -p $(pidof myserver) --value objects | flamegraph.pl\n"
+	"  heapscope record -p $(pidof myserver) --value objects | "
+	"flamegraph.pl\n"
 	"  heapscope record -p 1234 --lib /opt/app/lib/libheapscope.so.1\n";
 
 int hs_parse_value(const char *s, enum hs_value *out)
@@ -100,14 +104,14 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 {
 	enum { OPT_VALUE = 256, OPT_LIB };
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "value", required_argument, NULL, OPT_VALUE },
-		{ "lib", required_argument, NULL, OPT_LIB },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"pid", required_argument, NULL, 'p'},
+		{"duration", required_argument, NULL, 'd'},
+		{"output", required_argument, NULL, 'o'},
+		{"value", required_argument, NULL, OPT_VALUE},
+		{"lib", required_argument, NULL, OPT_LIB},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	char *end;
 	long v;
@@ -118,18 +122,22 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 		return argc < 2 ? -EINVAL : 1;
 	}
 	if (strcmp(argv[1], "record")) {
-		fprintf(stderr, "heapscope: unknown command '%s' (try 'heapscope record --help')\n",
+		fprintf(stderr,
+			"heapscope: unknown command '%s' (try 'heapscope "
+			"record --help')\n",
 			argv[1]);
 		return -EINVAL;
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'p':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || v <= 0 || v > INT32_MAX) {
-				fprintf(stderr, "heapscope: invalid pid '%s'\n", optarg);
+				fprintf(stderr, "heapscope: invalid pid '%s'\n",
+					optarg);
 				return -EINVAL;
 			}
 			o->pid = (pid_t)v;
@@ -138,7 +146,9 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || v <= 0 || v > 86400 * 365) {
-				fprintf(stderr, "heapscope: invalid duration '%s' (whole seconds > 0)\n",
+				fprintf(stderr,
+					"heapscope: invalid duration '%s' "
+					"(whole seconds > 0)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -149,7 +159,9 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 			break;
 		case OPT_VALUE:
 			if (hs_parse_value(optarg, &o->value)) {
-				fprintf(stderr, "heapscope: invalid --value '%s' (inuse, requested or objects)\n",
+				fprintf(stderr,
+					"heapscope: invalid --value '%s' "
+					"(inuse, requested or objects)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -169,11 +181,13 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "heapscope: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "heapscope: unexpected argument '%s'\n",
+			argv[optind]);
 		return -EINVAL;
 	}
 	if (!o->pid) {
-		fprintf(stderr, "heapscope: -p PID is required (try 'heapscope record --help')\n");
+		fprintf(stderr, "heapscope: -p PID is required (try 'heapscope "
+				"record --help')\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -221,25 +235,34 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 
 	err = hs_registry__locate(t, &addr);
 	if (err) {
-		fprintf(stderr, "heapscope: warning: no %s symbol in %s (%s); samples taken before the attach are missing\n",
+		fprintf(stderr,
+			"heapscope: warning: no %s symbol in %s (%s); samples "
+			"taken before the attach are missing\n",
 			HEAPSCOPE_REGISTRY_SYMBOL, t->path, strerror(-err));
 		return;
 	}
 	err = hs_registry__read(hs_registry__read_process, &pid, addr, &snap);
 	if (err) {
-		fprintf(stderr, "heapscope: warning: cannot read the registry at 0x%llx: %s; samples taken before the attach are missing\n",
+		fprintf(stderr,
+			"heapscope: warning: cannot read the registry at "
+			"0x%llx: %s; samples taken before the attach are "
+			"missing\n",
 			(unsigned long long)addr,
-			err == -EBADMSG ? "invalid contents" :
-			err == -EAGAIN ? "never stable (busy writer)" :
-			strerror(-err));
+			err == -EBADMSG	 ? "invalid contents"
+			: err == -EAGAIN ? "never stable (busy writer)"
+					 : strerror(-err));
 		return;
 	}
 	for (size_t i = 0; i < snap.n; i++) {
 		const struct heapscope_record *r = &snap.recs[i];
 		struct hs_sample s = {
-			.seq = r->seq, .ptr = r->ptr,
-			.requested = r->requested, .allocated = r->allocated,
-			.weight = r->weight, .tid = r->tid, .depth = r->depth,
+			.seq = r->seq,
+			.ptr = r->ptr,
+			.requested = r->requested,
+			.allocated = r->allocated,
+			.weight = r->weight,
+			.tid = r->tid,
+			.depth = r->depth,
 		};
 
 		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
@@ -251,7 +274,9 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 	if (!ev->period)
 		ev->period = snap.hdr.sample_period;
 	if (verbose || snap.invalid)
-		fprintf(stderr, "heapscope: registry: %zu live records (%zu new), %llu invalid, %u retries\n",
+		fprintf(stderr,
+			"heapscope: registry: %zu live records (%zu new), %llu "
+			"invalid, %u retries\n",
 			snap.n, added, (unsigned long long)snap.invalid,
 			snap.retries);
 	hs_registry__free(&snap);
@@ -259,7 +284,8 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 
 static uint64_t read_lost(struct heapscope_bpf *skel, uint64_t out[HS_LOST_NR])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.lost);
+	int ncpu = libbpf_num_possible_cpus(),
+	    fd = bpf_map__fd(skel->maps.lost);
 	uint64_t total = 0;
 	uint64_t *vals;
 
@@ -280,7 +306,8 @@ static uint64_t read_lost(struct heapscope_bpf *skel, uint64_t out[HS_LOST_NR])
 	return total;
 }
 
-static void print_summary(const struct hs_options *o, const struct hs_events *ev,
+static void print_summary(const struct hs_options *o,
+			  const struct hs_events *ev,
 			  const struct hs_folded_line *lines, size_t n,
 			  const uint64_t lost[HS_LOST_NR], uint64_t seq_lost)
 {
@@ -288,18 +315,23 @@ static void print_summary(const struct hs_options *o, const struct hs_events *ev
 
 	for (size_t i = 0; i < n; i++)
 		total += lines[i].value;
-	fprintf(stderr, "heapscope: pid %d: %zu live samples, estimated %.0f %s, %zu stacks\n",
+	fprintf(stderr,
+		"heapscope: pid %d: %zu live samples, estimated %.0f %s, %zu "
+		"stacks\n",
 		o->pid, hs_profile__live(ev->prof), total,
 		hs_value_name(o->value), n);
-	fprintf(stderr, "heapscope: events: %llu allocs, %llu frees; lost: %llu ring buffer, %llu stack reads, %llu args, %llu sequence gaps, %llu malformed\n",
+	fprintf(stderr,
+		"heapscope: events: %llu allocs, %llu frees; lost: %llu ring "
+		"buffer, %llu stack reads, %llu args, %llu sequence gaps, %llu "
+		"malformed\n",
 		(unsigned long long)ev->allocs, (unsigned long long)ev->frees,
 		(unsigned long long)lost[HS_LOST_RINGBUF],
 		(unsigned long long)lost[HS_LOST_STACK],
 		(unsigned long long)lost[HS_LOST_ARGS],
 		(unsigned long long)seq_lost, (unsigned long long)ev->bad);
 	for (size_t i = 0; i < n && i < 5; i++)
-		fprintf(stderr, "  #%zu %12.0f  %.300s\n", i + 1, lines[i].value,
-			lines[i].stack);
+		fprintf(stderr, "  #%zu %12.0f  %.300s\n", i + 1,
+			lines[i].value, lines[i].stack);
 }
 
 static int record(const struct hs_options *o)
@@ -308,7 +340,7 @@ static int record(const struct hs_options *o)
 	struct ring_buffer *rb = NULL;
 	struct hs_folded_line *lines = NULL;
 	struct hs_stack_agg *aggs = NULL;
-	struct hs_events ev = { .pid = o->pid, .verbose = o->verbose };
+	struct hs_events ev = {.pid = o->pid, .verbose = o->verbose};
 	struct hs_target t;
 	uint64_t lost[HS_LOST_NR];
 	size_t naggs = 0, nlines = 0;
@@ -319,7 +351,9 @@ static int record(const struct hs_options *o)
 
 	/* Check: everything that can fail cheaply, before touching BPF. */
 	if (geteuid() != 0) {
-		fprintf(stderr, "heapscope: must run as root (BPF and USDT attach need CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)\n");
+		fprintf(stderr,
+			"heapscope: must run as root (BPF and USDT attach need "
+			"CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)\n");
 		return -EPERM;
 	}
 	if (!process_alive(o->pid)) {
@@ -328,9 +362,12 @@ static int record(const struct hs_options *o)
 	}
 	err = hs_target__find(&t, o->pid, o->lib);
 	if (err == -ENOENT) {
-		fprintf(stderr, "heapscope: process %d does not use libheapscope%s%s (not in /proc/%d/maps; preload libheapscope.so or pass --lib)\n",
-			o->pid, o->lib ? " matching " : "", o->lib ? o->lib : "",
-			o->pid);
+		fprintf(stderr,
+			"heapscope: process %d does not use libheapscope%s%s "
+			"(not in /proc/%d/maps; preload libheapscope.so or "
+			"pass --lib)\n",
+			o->pid, o->lib ? " matching " : "",
+			o->lib ? o->lib : "", o->pid);
 		return err;
 	} else if (err) {
 		fprintf(stderr, "heapscope: cannot inspect process %d: %s\n",
@@ -344,7 +381,9 @@ static int record(const struct hs_options *o)
 		return err;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "heapscope: BPF not available: the kernel has no BTF (/sys/kernel/btf/vmlinux); need CONFIG_DEBUG_INFO_BTF\n");
+		fprintf(stderr, "heapscope: BPF not available: the kernel has "
+				"no BTF (/sys/kernel/btf/vmlinux); need "
+				"CONFIG_DEBUG_INFO_BTF\n");
 		return -ENOSYS;
 	}
 
@@ -352,14 +391,18 @@ static int record(const struct hs_options *o)
 	skel = heapscope_bpf__open();
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "heapscope: BPF not available: cannot open the BPF object: %s\n",
+		fprintf(stderr,
+			"heapscope: BPF not available: cannot open the BPF "
+			"object: %s\n",
 			strerror(-err));
 		return err;
 	}
 	skel->rodata->trace_all_exits = 0;
 	err = heapscope_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, "heapscope: BPF not available: cannot load the BPF programs: %s (run with -v for the verifier log)\n",
+		fprintf(stderr,
+			"heapscope: BPF not available: cannot load the BPF "
+			"programs: %s (run with -v for the verifier log)\n",
 			strerror(-err));
 		goto cleanup;
 	}
@@ -380,21 +423,25 @@ static int record(const struct hs_options *o)
 	 * the registry, in the ring buffer, or in both (deduplicated). */
 	err = hs_attach__probes(skel, &t);
 	if (err) {
-		fprintf(stderr, "heapscope: cannot attach to %s in process %d: %s\n",
+		fprintf(stderr,
+			"heapscope: cannot attach to %s in process %d: %s\n",
 			t.path, o->pid, strerror(-err));
 		goto cleanup;
 	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events),
-			      hs_events__handle, &ev, NULL);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), hs_events__handle,
+			      &ev, NULL);
 	if (!rb) {
 		err = -errno;
-		fprintf(stderr, "heapscope: cannot create the ring buffer: %s\n",
+		fprintf(stderr,
+			"heapscope: cannot create the ring buffer: %s\n",
 			strerror(-err));
 		goto cleanup;
 	}
 	ev.syms = hs_syms__new(o->pid);
 	if (!ev.syms)
-		fprintf(stderr, "heapscope: warning: cannot snapshot /proc/%d/maps; stacks will be addresses\n",
+		fprintf(stderr,
+			"heapscope: warning: cannot snapshot /proc/%d/maps; "
+			"stacks will be addresses\n",
 			o->pid);
 	read_registry(&t, &ev);
 	if (o->verbose)
@@ -411,7 +458,8 @@ static int record(const struct hs_options *o)
 			continue;
 		}
 		if (err < 0) {
-			fprintf(stderr, "heapscope: ring buffer poll failed: %s\n",
+			fprintf(stderr,
+				"heapscope: ring buffer poll failed: %s\n",
 				strerror(-err));
 			goto cleanup;
 		}
@@ -423,10 +471,14 @@ static int record(const struct hs_options *o)
 	}
 	ring_buffer__consume(rb);
 	if (ev.execed)
-		fprintf(stderr, "heapscope: process %d called exec; profile as of before the exec\n",
+		fprintf(stderr,
+			"heapscope: process %d called exec; profile as of "
+			"before the exec\n",
 			o->pid);
 	else if (ev.exited || !process_alive(o->pid))
-		fprintf(stderr, "heapscope: process %d exited%s; profile as of its exit\n",
+		fprintf(stderr,
+			"heapscope: process %d exited%s; profile as of its "
+			"exit\n",
 			o->pid, ev.exited ? "" : " (seen by polling)");
 
 	/* Report. */
@@ -462,8 +514,8 @@ cleanup:
 
 int main(int argc, char **argv)
 {
-	struct hs_options opts = { .value = HS_VALUE_INUSE };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct hs_options opts = {.value = HS_VALUE_INUSE};
+	struct sigaction sa = {.sa_handler = on_signal};
 	int err;
 
 	/* Parse. */

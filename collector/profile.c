@@ -16,14 +16,14 @@
 #include "heapscope.h"
 
 struct slot {
-	uint64_t seq;          /* 0 = empty */
-	struct hs_sample *s;   /* NULL = tombstone (freed before seen) */
+	uint64_t seq;	     /* 0 = empty */
+	struct hs_sample *s; /* NULL = tombstone (freed before seen) */
 };
 
 struct hs_profile {
 	struct slot *slots;
-	size_t cap;            /* power of two */
-	size_t used;           /* live + tombstones */
+	size_t cap;  /* power of two */
+	size_t used; /* live + tombstones */
 	size_t live;
 	uint64_t seq_min, seq_max, seq_seen; /* event seq range, for gaps */
 };
@@ -117,7 +117,8 @@ static void erase(struct hs_profile *p, struct slot *victim)
 	size_t mask = p->cap - 1;
 	size_t hole = (size_t)(victim - p->slots);
 
-	for (size_t j = (hole + 1) & mask; p->slots[j].seq; j = (j + 1) & mask) {
+	for (size_t j = (hole + 1) & mask; p->slots[j].seq;
+	     j = (j + 1) & mask) {
 		size_t home = hash_seq(p->slots[j].seq) & mask;
 
 		/* Move j into the hole unless its home lies in (hole, j]. */
@@ -261,7 +262,7 @@ double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v)
 struct agg_state {
 	struct hs_stack_agg *aggs;
 	size_t n, cap;
-	size_t *index;  /* slot -> aggs index + 1, 0 = empty */
+	size_t *index; /* slot -> aggs index + 1, 0 = empty */
 	size_t icap;
 	int err;
 };
@@ -306,10 +307,10 @@ found:
 	a->objects += hs_sample_estimate(s, HS_VALUE_OBJECTS);
 }
 
-int hs_profile__aggregate(const struct hs_profile *p,
-			  struct hs_stack_agg **out, size_t *n)
+int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
+			  size_t *n)
 {
-	struct agg_state st = { 0 };
+	struct agg_state st = {0};
 
 	st.cap = p->live ? p->live : 1;
 	st.icap = 16;

@@ -23,9 +23,9 @@
 int hs_registry__read_process(void *ctx, uint64_t addr, void *dst, size_t len)
 {
 	pid_t pid = *(pid_t *)ctx;
-	struct iovec local = { .iov_base = dst, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = len };
+	struct iovec local = {.iov_base = dst, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr,
+			       .iov_len = len};
 	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 
 	if (n < 0)
@@ -122,8 +122,8 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 			 * target claims. */
 			if (n == cap) {
 				size_t ncap = cap ? cap * 2 : 64;
-				struct heapscope_record *nr = realloc(
-					out->recs, ncap * sizeof(*nr));
+				struct heapscope_record *nr =
+					realloc(out->recs, ncap * sizeof(*nr));
 
 				if (!nr)
 					return -ENOMEM;

@@ -23,7 +23,7 @@
 
 struct file_fd {
 	char *path; /* as in maps (target's view) */
-	int fd;     /* opened at snapshot time */
+	int fd;	    /* opened at snapshot time */
 };
 
 struct range {
@@ -37,7 +37,7 @@ struct cache_ent {
 
 struct hs_syms {
 	pid_t pid;
-	char *maps;      /* saved /proc/PID/maps text */
+	char *maps; /* saved /proc/PID/maps text */
 	size_t maps_len;
 	struct range *ranges; /* executable file mappings, sorted */
 	size_t nranges;
@@ -64,8 +64,8 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 			return dup(s->files[i].fd);
 		}
 	}
-	return dwfl_linux_proc_find_elf(mod, userdata, modname, base,
-					file_name, elfp);
+	return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name,
+					elfp);
 }
 
 static const Dwfl_Callbacks callbacks = {
@@ -315,7 +315,8 @@ void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n)
 		if (kill(s->pid, 0) && errno == ESRCH)
 			return;
 		/* A library was loaded after the snapshot: take a new one.
-		 * Files already opened stay (dlclose'd code keeps resolving). */
+		 * Files already opened stay (dlclose'd code keeps resolving).
+		 */
 		snapshot(s);
 		return;
 	}

@@ -20,8 +20,11 @@
 static struct hs_sample mk(uint64_t seq, uint64_t r, uint64_t a, uint64_t w,
 			   uint32_t depth, const uint64_t *stack)
 {
-	struct hs_sample s = { .seq = seq, .requested = r, .allocated = a,
-			       .weight = w, .depth = depth };
+	struct hs_sample s = {.seq = seq,
+			      .requested = r,
+			      .allocated = a,
+			      .weight = w,
+			      .depth = depth};
 
 	memcpy(s.stack, stack, depth * sizeof(*stack));
 	return s;
@@ -40,7 +43,7 @@ static const char *fake_sym(void *ctx, uint64_t addr)
 
 static void test_estimates(void **state)
 {
-	uint64_t st[] = { 1 };
+	uint64_t st[] = {1};
 	struct hs_sample s = mk(1, 99, 112, 1000, 1, st);
 
 	(void)state;
@@ -55,19 +58,20 @@ static void test_estimates(void **state)
 static void test_merge_duplicates_and_tombstones(void **state)
 {
 	struct hs_profile *p = hs_profile__new();
-	uint64_t st[] = { 1, 2 };
+	uint64_t st[] = {1, 2};
 	struct hs_sample s1 = mk(1, 10, 16, 100, 2, st);
 	struct hs_sample s2 = mk(2, 10, 16, 100, 2, st);
 	struct hs_sample s3 = mk(3, 10, 16, 100, 2, st);
 
 	(void)state;
 	assert_non_null(p);
-	assert_int_equal(hs_profile__alloc(p, &s1), 0);  /* registry */
-	assert_int_equal(hs_profile__alloc(p, &s1), 1);  /* event: duplicate */
+	assert_int_equal(hs_profile__alloc(p, &s1), 0); /* registry */
+	assert_int_equal(hs_profile__alloc(p, &s1), 1); /* event: duplicate */
 	assert_int_equal(hs_profile__live(p), 1);
 	assert_int_equal(hs_profile__free_seq(p, 1), 0);
 	assert_int_equal(hs_profile__live(p), 0);
-	/* Free seen before its alloc: tombstone, then the alloc is cancelled. */
+	/* Free seen before its alloc: tombstone, then the alloc is cancelled.
+	 */
 	assert_int_equal(hs_profile__free_seq(p, 2), 1);
 	assert_int_equal(hs_profile__alloc(p, &s2), 1);
 	assert_int_equal(hs_profile__live(p), 0);
@@ -89,7 +93,7 @@ static void test_merge_duplicates_and_tombstones(void **state)
 static void test_many_and_grow(void **state)
 {
 	struct hs_profile *p = hs_profile__new();
-	uint64_t st[] = { 7 };
+	uint64_t st[] = {7};
 
 	(void)state;
 	for (uint64_t i = 1; i <= 100000; i++) {
@@ -125,7 +129,7 @@ static void test_seq_gaps(void **state)
 static void test_aggregate_and_folded(void **state)
 {
 	struct hs_profile *p = hs_profile__new();
-	uint64_t a[] = { 3, 2, 1 }, b[] = { 5, 1 };
+	uint64_t a[] = {3, 2, 1}, b[] = {5, 1};
 	struct hs_sample s;
 	struct hs_stack_agg *aggs;
 	struct hs_folded_line *lines;
@@ -146,7 +150,8 @@ static void test_aggregate_and_folded(void **state)
 	assert_int_equal(hs_profile__aggregate(p, &aggs, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(hs_folded__build(aggs, n, HS_VALUE_INUSE, fake_sym,
-					  NULL, &lines, &nl), 0);
+					  NULL, &lines, &nl),
+			 0);
 	assert_int_equal(nl, 3);
 	f = open_memstream(&text, &len);
 	assert_int_equal(hs_folded__write(f, lines, nl), 0);
@@ -159,7 +164,8 @@ static void test_aggregate_and_folded(void **state)
 	hs_folded__free(lines, nl);
 
 	assert_int_equal(hs_folded__build(aggs, n, HS_VALUE_OBJECTS, fake_sym,
-					  NULL, &lines, &nl), 0);
+					  NULL, &lines, &nl),
+			 0);
 	assert_string_equal(lines[0].stack, "[no stack]");
 	assert_true(lines[0].value == 100.0);
 	assert_true(lines[1].value == 40.0);
@@ -177,7 +183,7 @@ static const char *same_sym(void *ctx, uint64_t addr)
 static void test_folded_merges_same_text(void **state)
 {
 	struct hs_profile *p = hs_profile__new();
-	uint64_t a[] = { 2, 1 }, b[] = { 3, 1 };
+	uint64_t a[] = {2, 1}, b[] = {3, 1};
 	struct hs_stack_agg *aggs;
 	struct hs_folded_line *lines;
 	size_t n, nl;
@@ -191,7 +197,8 @@ static void test_folded_merges_same_text(void **state)
 	assert_int_equal(hs_profile__aggregate(p, &aggs, &n), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(hs_folded__build(aggs, n, HS_VALUE_INUSE, same_sym,
-					  NULL, &lines, &nl), 0);
+					  NULL, &lines, &nl),
+			 0);
 	assert_int_equal(nl, 1);
 	assert_string_equal(lines[0].stack, "root;leaf_x");
 	assert_true(lines[0].value == 48.0);
@@ -203,8 +210,8 @@ static void test_folded_merges_same_text(void **state)
 
 static void test_write_file_atomic(void **state)
 {
-	char dir[] = "/tmp/hs_test_XXXXXX", path[64], buf[64] = { 0 };
-	struct hs_folded_line l = { .stack = "a;b", .value = 41.6 };
+	char dir[] = "/tmp/hs_test_XXXXXX", path[64], buf[64] = {0};
+	struct hs_folded_line l = {.stack = "a;b", .value = 41.6};
 	FILE *f;
 
 	(void)state;

@@ -34,7 +34,9 @@ static struct heapscope_registry *hdr(struct fake_mem *m)
 
 static struct heapscope_record *rec(struct fake_mem *m, int i)
 {
-	return (struct heapscope_record *)(m->buf + sizeof(struct heapscope_registry)) + i;
+	return (struct heapscope_record *)(m->buf +
+					   sizeof(struct heapscope_registry)) +
+	       i;
 }
 
 static int mem_read(void *ctx, uint64_t addr, void *dst, size_t len)
@@ -119,29 +121,57 @@ static void test_bad_headers(void **state)
 	struct fake_mem *m = calloc(1, sizeof(*m));
 
 	(void)state;
-	init_good(m); hdr(m)->magic ^= 1; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->version = 2; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->header_size = 8; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->record_size = 1u << 31; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->max_frames = 128; expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->magic ^= 1;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->version = 2;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->header_size = 8;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->record_size = 1u << 31;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->max_frames = 128;
+	expect_bad(m, -EBADMSG);
 	/* Huge counts. */
-	init_good(m); hdr(m)->capacity = UINT64_MAX; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->high_water = NREC + 1; hdr(m)->capacity = NREC;
-	hdr(m)->high_water = 1ull << 40; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->live = 4; expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->capacity = UINT64_MAX;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->high_water = NREC + 1;
+	hdr(m)->capacity = NREC;
+	hdr(m)->high_water = 1ull << 40;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->live = 4;
+	expect_bad(m, -EBADMSG);
 	/* Record array wrapping the address space or looping onto the
 	 * header. */
-	init_good(m); hdr(m)->records = UINT64_MAX - 100; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->records = BASE; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->records = BASE - 600; expect_bad(m, -EBADMSG);
-	init_good(m); hdr(m)->records = 0; expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->records = UINT64_MAX - 100;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->records = BASE;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->records = BASE - 600;
+	expect_bad(m, -EBADMSG);
+	init_good(m);
+	hdr(m)->records = 0;
+	expect_bad(m, -EBADMSG);
 	/* Records outside readable memory. */
-	init_good(m); hdr(m)->records = 0x7f0000000000ull; expect_bad(m, -EFAULT);
+	init_good(m);
+	hdr(m)->records = 0x7f0000000000ull;
+	expect_bad(m, -EFAULT);
 	/* Header itself unreadable. */
 	{
 		struct hs_registry_snapshot s;
 
-		assert_int_equal(hs_registry__read(mem_read, m, 8, &s), -EFAULT);
+		assert_int_equal(hs_registry__read(mem_read, m, 8, &s),
+				 -EFAULT);
 	}
 	free(m);
 }
@@ -213,7 +243,8 @@ static void test_garbage(void **state)
 		/* Corrupt a few random bytes of the header and records. */
 		for (int k = 0; k < 1 + iter % 16; k++) {
 			seed = seed * 1103515245u + 12345u;
-			m->buf[(seed >> 8) % sizeof(m->buf)] = (uint8_t)(seed >> 16);
+			m->buf[(seed >> 8) % sizeof(m->buf)] =
+				(uint8_t)(seed >> 16);
 		}
 		m->reads = 0;
 		if (read_reg(m, &s) == 0) {
@@ -221,7 +252,8 @@ static void test_garbage(void **state)
 			assert_true(s.n <= NREC);
 			for (size_t i = 0; i < s.n; i++) {
 				assert_true(s.recs[i].seq != 0);
-				assert_true(s.recs[i].depth <= HEAPSCOPE_MAX_FRAMES);
+				assert_true(s.recs[i].depth <=
+					    HEAPSCOPE_MAX_FRAMES);
 			}
 			hs_registry__free(&s);
 		} else {

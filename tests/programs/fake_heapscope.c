@@ -51,8 +51,10 @@ static void write_end(void)
 
 EXPORT int fake_hs_armed(void)
 {
-	return __atomic_load_n(&heapscope_sample_alloc_semaphore, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&heapscope_sample_free_semaphore, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&heapscope_sample_alloc_semaphore,
+			       __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&heapscope_sample_free_semaphore,
+			       __ATOMIC_ACQUIRE);
 }
 
 EXPORT __attribute__((noinline)) void fake_lib_frame(void)
@@ -87,7 +89,8 @@ EXPORT uint64_t fake_hs_alloc(uint64_t ptr, uint64_t requested,
 		r->allocated = allocated;
 		r->weight = weight;
 		r->time_ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-		r->depth = depth > HEAPSCOPE_MAX_FRAMES ? HEAPSCOPE_MAX_FRAMES : depth;
+		r->depth = depth > HEAPSCOPE_MAX_FRAMES ? HEAPSCOPE_MAX_FRAMES
+							: depth;
 		memcpy(r->stack, stack, r->depth * sizeof(uint64_t));
 		__atomic_store_n(&r->seq, seq, __ATOMIC_RELEASE);
 		heapscope_registry.live++;

@@ -19,27 +19,39 @@
 
 #include "fake_heapscope.h"
 
-__attribute__((noinline)) void site_a(void) { __asm__ volatile(""); }
-__attribute__((noinline)) void site_b(void) { __asm__ volatile(""); }
-__attribute__((noinline)) void site_c(void) { __asm__ volatile(""); }
-__attribute__((noinline)) void mid(void) { __asm__ volatile(""); }
+__attribute__((noinline)) void site_a(void)
+{
+	__asm__ volatile("");
+}
+__attribute__((noinline)) void site_b(void)
+{
+	__asm__ volatile("");
+}
+__attribute__((noinline)) void site_c(void)
+{
+	__asm__ volatile("");
+}
+__attribute__((noinline)) void mid(void)
+{
+	__asm__ volatile("");
+}
 
 #define RA(f) ((uint64_t)(uintptr_t)(f) + 1)
 
 int main(int argc, char **argv)
 {
-	uint64_t st_a[] = { RA(site_a), RA(mid), RA(main) };
-	uint64_t st_b[] = { RA(fake_lib_frame), RA(main) };
-	uint64_t st_c[] = { RA(site_c), RA(main) };
-	uint64_t st_d[] = { 0x10, RA(site_b), RA(main) };
-	uint64_t st_free[] = { RA(site_b), RA(main) };
+	uint64_t st_a[] = {RA(site_a), RA(mid), RA(main)};
+	uint64_t st_b[] = {RA(fake_lib_frame), RA(main)};
+	uint64_t st_c[] = {RA(site_c), RA(main)};
+	uint64_t st_d[] = {0x10, RA(site_b), RA(main)};
+	uint64_t st_free[] = {RA(site_b), RA(main)};
 	int linger_ms = argc > 1 ? atoi(argv[1]) : 1000;
 	uint64_t s3, s7;
 
 	/* Before the attach: only the registry knows these. */
-	fake_hs_alloc(0x1000, 99, 112, 1000, st_a, 3);     /* 1120 */
-	fake_hs_alloc(0x2000, 1023, 1024, 2048, st_b, 2);  /* 2048 */
-	s3 = fake_hs_alloc(0x3000, 9, 16, 50, st_c, 2);    /* freed below */
+	fake_hs_alloc(0x1000, 99, 112, 1000, st_a, 3);	  /* 1120 */
+	fake_hs_alloc(0x2000, 1023, 1024, 2048, st_b, 2); /* 2048 */
+	s3 = fake_hs_alloc(0x3000, 9, 16, 50, st_c, 2);	  /* freed below */
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 
@@ -51,9 +63,9 @@ int main(int argc, char **argv)
 		usleep(1000);
 	}
 	fake_hs_free(s3, st_free, 2);
-	fake_hs_alloc(0x4000, 99, 112, 3000, st_a, 3);      /* +3360 */
-	fake_hs_alloc(0x5000, 4095, 4096, 8192, st_c, 2);   /* 8192 */
-	fake_hs_alloc(0x6000, 0, 16, 100, st_d, 3);         /* 1600 */
+	fake_hs_alloc(0x4000, 99, 112, 3000, st_a, 3);	     /* +3360 */
+	fake_hs_alloc(0x5000, 4095, 4096, 8192, st_c, 2);    /* 8192 */
+	fake_hs_alloc(0x6000, 0, 16, 100, st_d, 3);	     /* 1600 */
 	s7 = fake_hs_alloc(0x7000, 100, 112, 5000, st_b, 2); /* transient */
 	fake_hs_rate_change(1048576);
 	fake_hs_free(s7, st_free, 2);
