@@ -75,13 +75,16 @@ struct hs_registry_snapshot {
 	size_t n;		       /* entries in recs */
 	uint64_t invalid;	       /* records rejected by validation */
 	unsigned retries;	       /* seqlock retries used */
+	bool per_record;	       /* copied with per-record checks only */
 };
 
 /*
  * Copy the live records of the registry at `addr`, following the seqlock
- * protocol of abi.h, validating every field.  -EBADMSG: bad magic,
- * version, sizes or bounds; -EAGAIN: no stable copy after
- * HS_REGISTRY_MAX_RETRIES; -ENOMEM; or the reader's error.
+ * protocol of abi.h, validating every field.  After HS_REGISTRY_MAX_RETRIES
+ * unstable attempts, one last copy checks each record's seq before and
+ * after (per_record = true; only valid while the probes are attached).
+ * -EBADMSG: bad magic, version, sizes or bounds; -EAGAIN: no stable copy;
+ * -ENOMEM; or the reader's error.
  */
 int hs_registry__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 		      struct hs_registry_snapshot *out);

@@ -276,9 +276,10 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 	if (verbose || snap.invalid)
 		fprintf(stderr,
 			"heapscope: registry: %zu live records (%zu new), %llu "
-			"invalid, %u retries\n",
+			"invalid, %u retries%s\n",
 			snap.n, added, (unsigned long long)snap.invalid,
-			snap.retries);
+			snap.retries,
+			snap.per_record ? ", per-record copy" : "");
 	hs_registry__free(&snap);
 }
 

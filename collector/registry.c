@@ -73,10 +73,18 @@ static int cmp_seq(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* One attempt: 0, -EAGAIN (writer active / changed), or a hard error. */
+/*
+ * One attempt: 0, -EAGAIN (writer active / changed), or a hard error.
+ * per_record: do not wait for a quiet generation; accept a record when its
+ * seq reads the same before (seq is the first field copied) and after the
+ * copy.  Writers store seq last and clear it first, and seqs never repeat,
+ * so an unchanged non-zero seq means the copy is of one incarnation.  That
+ * is all the collector needs: the probes are attached before the registry
+ * is read, so changes during the read also arrive as events.
+ */
 static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 		     struct hs_registry_snapshot *out,
-		     struct heapscope_record *chunk)
+		     struct heapscope_record *chunk, bool per_record)
 {
 	struct heapscope_registry h;
 	uint64_t gen2;
@@ -89,7 +97,7 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 	err = check_header(&h, addr);
 	if (err)
 		return err;
-	if (h.generation & 1)
+	if ((h.generation & 1) && !per_record)
 		return -EAGAIN;
 	free(out->recs);
 	out->recs = NULL;
@@ -115,9 +123,19 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 				out->invalid++;
 				continue;
 			}
-			/* More live slots than `live` says: torn copy. */
-			if (n == h.live)
+			if (per_record) {
+				uint64_t again;
+				uint64_t at = h.records + (i + j) * sizeof(*r);
+
+				err = rd(ctx, at, &again, sizeof(again));
+				if (err)
+					return err;
+				if (again != r->seq)
+					continue; /* changed: events cover it */
+			} else if (n == h.live) {
+				/* More live slots than `live` says: torn. */
 				return -EAGAIN;
+			}
 			/* Grow with what is found, not with what the
 			 * target claims. */
 			if (n == cap) {
@@ -136,7 +154,7 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 	err = read_gen(rd, ctx, addr, &gen2);
 	if (err)
 		return err;
-	if (gen2 != h.generation)
+	if (gen2 != h.generation && !per_record)
 		return -EAGAIN;
 	/* Duplicate record ids are corrupt: keep the first of each. */
 	if (n > 1)
@@ -164,11 +182,17 @@ int hs_registry__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 	if (!chunk)
 		return -ENOMEM;
 	for (unsigned i = 0; i < HS_REGISTRY_MAX_RETRIES; i++) {
-		err = read_once(rd, rd_ctx, addr, out, chunk);
+		err = read_once(rd, rd_ctx, addr, out, chunk, false);
 		out->retries = i;
 		if (err != -EAGAIN)
 			break;
 		usleep(100 * (i + 1));
+	}
+	/* A busy target may never show a quiet generation over the whole
+	 * array: fall back to per-record consistency, once. */
+	if (err == -EAGAIN) {
+		err = read_once(rd, rd_ctx, addr, out, chunk, true);
+		out->per_record = !err;
 	}
 	free(chunk);
 	if (err)
