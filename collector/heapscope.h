@@ -155,6 +155,12 @@ void hs_syms__free(struct hs_syms *s);
 /* Refresh the maps snapshot if an address lies outside it and the
  * process is still alive. */
 void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n);
+/* Take the refresh that hs_syms__check deferred (rate limit), if the
+ * process lives: _tick once the interval has passed, _sync now. */
+void hs_syms__tick(struct hs_syms *s);
+void hs_syms__sync(struct hs_syms *s);
+/* How many times the maps snapshot was refreshed (diagnostics). */
+unsigned hs_syms__refreshes(const struct hs_syms *s);
 /* Name of the function containing return address `addr` (cached; the
  * string lives as long as s): "func", "module+0xoff" or "[unknown]". */
 const char *hs_syms__name(void *s, uint64_t addr);

@@ -465,6 +465,7 @@ static int record(const struct hs_options *o)
 			goto cleanup;
 		}
 		err = 0;
+		hs_syms__tick(ev.syms);
 		if (ev.exited || ev.execed || !process_alive(o->pid))
 			break;
 		if (deadline && now_s() >= deadline)
@@ -483,6 +484,7 @@ static int record(const struct hs_options *o)
 			o->pid, ev.exited ? "" : " (seen by polling)");
 
 	/* Report. */
+	hs_syms__sync(ev.syms);
 	err = hs_profile__aggregate(ev.prof, &aggs, &naggs);
 	if (!err)
 		err = hs_folded__build(aggs, naggs, o->value,
@@ -500,6 +502,9 @@ static int record(const struct hs_options *o)
 		goto cleanup;
 	}
 	read_lost(skel, lost);
+	if (o->verbose)
+		fprintf(stderr, "heapscope: maps snapshot refreshed %u times\n",
+			hs_syms__refreshes(ev.syms));
 	print_summary(o, &ev, lines, nlines, lost,
 		      hs_profile__seq_lost(ev.prof));
 

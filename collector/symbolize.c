@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "heapscope.h"
@@ -46,7 +47,22 @@ struct hs_syms {
 	Dwfl *dwfl;
 	struct cache_ent *cache;
 	size_t ccap, cused;
+	unsigned refreshes; /* maps snapshots taken after the first */
+	uint64_t last_ns;   /* CLOCK_MONOTONIC of the last snapshot */
+	bool stale;	    /* an unknown address waits for a snapshot */
 };
+
+/* Unknown addresses (JIT code, garbage) must not turn every event into a
+ * /proc/PID/maps read: at most one refresh per interval. */
+#define REFRESH_INTERVAL_NS 200000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		    Dwarf_Addr base, char **file_name, Elf **elfp)
@@ -263,6 +279,7 @@ struct hs_syms *hs_syms__new(pid_t pid)
 		hs_syms__free(s);
 		return NULL;
 	}
+	s->last_ns = mono_ns();
 	return s;
 err:
 	free(s->cache);
@@ -307,19 +324,41 @@ static bool known(const struct hs_syms *s, uint64_t addr)
 	return false;
 }
 
+static void refresh(struct hs_syms *s)
+{
+	if (kill(s->pid, 0) && errno == ESRCH)
+		return;
+	/* Files already opened stay: dlclose'd code keeps resolving. */
+	snapshot(s);
+	s->refreshes++;
+	s->last_ns = mono_ns();
+	s->stale = false;
+}
+
 void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!addrs[i] || known(s, addrs[i] - 1))
 			continue;
-		if (kill(s->pid, 0) && errno == ESRCH)
-			return;
-		/* A library was loaded after the snapshot: take a new one.
-		 * Files already opened stay (dlclose'd code keeps resolving).
-		 */
-		snapshot(s);
+		/* A library may have been loaded after the snapshot. */
+		if (mono_ns() - s->last_ns >= REFRESH_INTERVAL_NS)
+			refresh(s);
+		else
+			s->stale = true;
 		return;
 	}
+}
+
+void hs_syms__tick(struct hs_syms *s)
+{
+	if (s && s->stale && mono_ns() - s->last_ns >= REFRESH_INTERVAL_NS)
+		refresh(s);
+}
+
+void hs_syms__sync(struct hs_syms *s)
+{
+	if (s && s->stale)
+		refresh(s);
 }
 
 static char *resolve(struct hs_syms *s, uint64_t addr)
@@ -388,4 +427,9 @@ const char *hs_syms__name(void *ctx, uint64_t addr)
 	s->cache[i].addr = addr;
 	s->cused++;
 	return s->cache[i].name;
+}
+
+unsigned hs_syms__refreshes(const struct hs_syms *s)
+{
+	return s ? s->refreshes : 0;
 }

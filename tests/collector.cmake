@@ -22,7 +22,7 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   add_executable(fake_target ${CMAKE_CURRENT_SOURCE_DIR}/programs/fake_target.c)
   target_include_directories(fake_target PRIVATE
     ${CMAKE_CURRENT_SOURCE_DIR}/programs)
-  target_link_libraries(fake_target PRIVATE fakeheapscope)
+  target_link_libraries(fake_target PRIVATE fakeheapscope ${CMAKE_DL_LIBS})
   set_target_properties(fake_target PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
 

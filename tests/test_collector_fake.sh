@@ -65,10 +65,12 @@ main;site_c 8192
 main;mid;site_a 4480
 main;fake_lib_frame 2048
 main;site_b;[unknown] 1600
+main;zlibVersion 112
 EOT
 cat >"$work/objects.expected" <<'EOT'
 main;site_b;[unknown] 100
 main;mid;site_a 40
+main;zlibVersion 7
 main;fake_lib_frame 2
 main;site_c 2
 EOT

@@ -9,9 +9,11 @@
  *   main;mid;site_a 4480
  *   main;site_b;[unknown] 1600
  *   main;fake_lib_frame 2048
+ *   main;zlibVersion 112      (libz.so.1 is dlopen'ed after the attach)
  * Frame addresses are function entry + 1, so (return address - 1) lies at
  * the function's first byte.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,11 @@ int main(int argc, char **argv)
 	fake_hs_alloc(0x5000, 4095, 4096, 8192, st_c, 2);    /* 8192 */
 	fake_hs_alloc(0x6000, 0, 16, 100, st_d, 3);	     /* 1600 */
 	s7 = fake_hs_alloc(0x7000, 100, 112, 5000, st_b, 2); /* transient */
+	/* A library mapped after the collector's maps snapshot. */
+	void *z = dlopen("libz.so.1", RTLD_NOW);
+	void *zv = z ? dlsym(z, "zlibVersion") : NULL;
+	uint64_t st_z[] = {zv ? RA(zv) : 0x20, RA(main)};
+	fake_hs_alloc(0x8000, 0, 16, 7, st_z, 2); /* 112 */
 	fake_hs_rate_change(1048576);
 	fake_hs_free(s7, st_free, 2);
 	printf("done\n");
