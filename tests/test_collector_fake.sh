@@ -79,6 +79,30 @@ run_case objects "$work/objects.expected" --lib libfakeheapscope
 # Without --lib: found through its heapscope stapsdt note.
 run_case inuse "$work/inuse.expected"
 
+# Another mount namespace: the target's paths do not exist here, so the
+# collector must go through /proc/PID/root (attach, registry, symbols).
+if unshare --mount --propagation private true 2>/dev/null; then
+	mkdir -p "$work/src" "$work/mnt"
+	cp "$TARGET" "$(dirname "$TARGET")/libfakeheapscope.so" "$work/src/"
+	unshare --mount --propagation private sh -c \
+		'mount --bind "$1" "$2" && LD_LIBRARY_PATH="$2" exec "$2/fake_target" 1500' \
+		sh "$work/src" "$work/mnt" >"$work/target.out" 2>"$work/target.err" &
+	tpid=$!
+	for _ in $(seq 1 100); do
+		grep -q '^ready' "$work/target.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	[ -e "$work/mnt/fake_target" ] && fail "bind mount leaked into our namespace"
+	"$HEAPSCOPE" record -p "$tpid" -d 30 -o "$work/heap.folded" \
+		2>"$work/record.err" || fail "record in another mount namespace"
+	wait "$tpid"; tpid=""
+	diff -u "$work/inuse.expected" "$work/heap.folded" ||
+		fail "another mount namespace: folded profile differs"
+	echo "ok: target in another mount namespace"
+else
+	echo "note: unshare --mount unavailable; mount-namespace case not run"
+fi
+
 # Error paths: no such process; a process without libheapscope.
 "$HEAPSCOPE" record -p 999999999 -d 1 >/dev/null 2>"$work/nopid.err" && fail "pid 999999999 accepted"
 grep -q "invalid pid\|no process" "$work/nopid.err" || fail "unclear error for a missing pid"
