@@ -3,8 +3,8 @@
  * allocator/hs_unwind.h - call stacks of sampled allocations and frees, and
  * the sampling side's per-thread re-entrancy guard.
  */
-#ifndef HS_HS_UNWIND_H
-#define HS_HS_UNWIND_H
+#ifndef HS_UNWIND_STACK_H
+#define HS_UNWIND_STACK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,4 +40,4 @@ static inline void hs_guard_leave(void)
  */
 uint32_t hs_unwind_capture(uint64_t *out, uint32_t max);
 
-#endif /* HS_HS_UNWIND_H */
+#endif /* HS_UNWIND_STACK_H */

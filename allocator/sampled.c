@@ -47,6 +47,7 @@ uintptr_t hs_sampled_start;
 uintptr_t hs_sampled_size;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int sampling_ready; /* hs_sampling_init has run (atomic) */
 static struct heapscope_sampling_stats stats; /* fields: atomics */
 
 #define STAT_ADD(f, v) __atomic_fetch_add(&stats.f, (uint64_t)(v), __ATOMIC_RELAXED)
@@ -164,6 +165,13 @@ void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align)
 	size_t w;
 	void *p;
 
+	if (HS_UNLIKELY(!__atomic_load_n(&sampling_ready, __ATOMIC_ACQUIRE))) {
+		/* Before the library constructor the options may not be
+		 * final (environ): leave the sampler unseeded and come back
+		 * on every allocation until then (a few hundred calls). */
+		s->bytes_until_sample = 0;
+		return NULL;
+	}
 	if (HS_UNLIKELY(ctl != 0))
 		heapscope_set_sample_period(ctl < 0 ? 0 : ctl);
 	w = hs_sampler_record_slow(s, requested);
@@ -259,19 +267,15 @@ size_t hs_sampled_usable_size(const void *p)
 	return a;
 }
 
-void hs_sampling_init(void)
+/* Reserve the registry, the region and its page index.  0 or -errno. */
+static int setup_region(void)
 {
-	static int done;
 	size_t size;
 	void *region = NULL;
 
-	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
-		return;
-	hs_sampler_global_init();
-	hs_registry_set_period(hs_sampler_period());
 	if (hs_registry_init(REGISTRY_CAPACITY) != 0) {
 		hs_log("heapscope: cannot reserve the sample registry; sampling off\n");
-		return;
+		return -ENOMEM;
 	}
 	/* 256 GiB of address space costs nothing (MAP_NORESERVE); shrink
 	 * when the address space or overcommit policy refuses it. */
@@ -282,19 +286,32 @@ void hs_sampling_init(void)
 	}
 	if (!region) {
 		hs_log("heapscope: cannot reserve the sampled region; sampling off\n");
-		return;
+		return -ENOMEM;
 	}
 	hs_os_nohugepage(region, size);
 	if (hs_pages_init((uintptr_t)region, (uint32_t)(size >> HS_PAGE_SHIFT))) {
 		hs_os_unmap(region, size);
 		hs_log("heapscope: cannot reserve the sampled page index; sampling off\n");
-		return;
+		return -ENOMEM;
 	}
 	heapscope_registry.region_start = (uintptr_t)region;
 	heapscope_registry.region_size = size;
 	stats.region_bytes = size;
 	hs_sampled_start = (uintptr_t)region;
 	__atomic_store_n(&hs_sampled_size, size, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void hs_sampling_init(void)
+{
+	static int done;
+
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	hs_sampler_global_init();
+	hs_registry_set_period(hs_sampler_period());
+	setup_region(); /* on failure samples are dropped (served unsampled) */
+	__atomic_store_n(&sampling_ready, 1, __ATOMIC_RELEASE);
 }
 
 void hs_sampling_fork_prepare(void)
