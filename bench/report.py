@@ -1,0 +1,480 @@
+# SPDX-License-Identifier: MIT
+"""Turns one bench/run.sh run (its tmp directory) into the results: a markdown
+table (<out>.md), the raw per-run data (<out>.tsv), a plot of time and peak
+RSS ratios (<out>.png) and a plot of RSS over time in the memory-return test
+(<out>-memory.png). Reports only: the targets are stated as met or not met,
+never asserted.
+
+usage: report.py --dir RESULTS_TMP_DIR --out RESULTS_PREFIX
+"""
+import argparse
+import math
+import os
+import shutil
+import statistics
+import subprocess
+
+PEERS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
+HS, HS_OFF = "heapscope", "heapscope-off"
+ORDER = PEERS + [HS_OFF, HS]
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def fmt(x, nd=3):
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.{nd}f}"
+
+
+def read_tsv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        return [dict(zip(head, line.rstrip("\n").split("\t"))) for line in f if line.strip()]
+
+
+def read_meta(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def collect(raw):
+    """(workload, threads) -> allocator -> {wall, rss, fails, n}."""
+    cells, order = {}, []
+    for r in raw:
+        key = (r["workload"], int(r["threads"]))
+        if key not in cells:
+            cells[key] = {}
+            order.append(key)
+        c = cells[key].setdefault(r["allocator"], {"wall": [], "rss": [], "fails": []})
+        if r["status"] == "ok":
+            c["wall"].append(float(r["wall_s"]))
+            c["rss"].append(int(r["maxrss_kib"]) / 1024.0)
+        else:
+            c["fails"].append(r["status"])
+    for key in cells:
+        for c in cells[key].values():
+            c["t"] = statistics.median(c["wall"]) if c["wall"] else float("nan")
+            c["m"] = statistics.median(c["rss"]) if c["rss"] else float("nan")
+    order.sort(key=lambda k: (k[1], 0))  # stable: thread count, then run order
+    return cells, order
+
+
+def best_peer(row, field):
+    vals = [(row[p][field], p) for p in PEERS if p in row and math.isfinite(row[p][field])]
+    return min(vals) if vals else (float("nan"), None)
+
+
+def cell(c, field, best, nd):
+    v = c[field]
+    if not math.isfinite(v):
+        return "fail: " + ",".join(sorted(set(c["fails"]))) if c["fails"] else "n/a"
+    s = f"{v:.{nd}f} ({v / best:.2f})" if math.isfinite(best) else f"{v:.{nd}f}"
+    if c["fails"]:
+        s += f" [{len(c['fails'])} failed: {','.join(sorted(set(c['fails'])))}]"
+    return s
+
+
+def table_by_alloc(cells, order, allocs, field, nd, unit):
+    out = []
+    for T in sorted({k[1] for k in order}):
+        out.append(f"\n**{T} thread{'s' if T > 1 else ''}** ({unit}; in brackets: "
+                   "ratio to the best peer of that row, best peer in bold)\n")
+        out.append("| workload | " + " | ".join(allocs) + " |")
+        out.append("|---|" + "---:|" * len(allocs))
+        ratios = {a: [] for a in allocs}
+        for key in [k for k in order if k[1] == T]:
+            row = cells[key]
+            best, who = best_peer(row, field)
+            cols = []
+            for a in allocs:
+                if a not in row:
+                    cols.append("–")
+                    continue
+                s = cell(row[a], field, best, nd)
+                cols.append(f"**{s}**" if a == who else s)
+                if math.isfinite(row[a][field]) and math.isfinite(best):
+                    ratios[a].append(row[a][field] / best)
+            out.append(f"| {key[0]} | " + " | ".join(cols) + " |")
+        out.append("| *geo mean of ratios* | " +
+                   " | ".join(fmt(geomean(ratios[a]), 3) for a in allocs) + " |")
+    return out
+
+
+def heapscope_ratios(cells, order, allocs):
+    """Per row: hs / best peer, hs / each peer, hs / hs-off (wall time)."""
+    rows = []
+    for key in order:
+        row = cells[key]
+        if HS not in row or not math.isfinite(row[HS]["t"]):
+            continue
+        hs = row[HS]["t"]
+        best, who = best_peer(row, "t")
+        r = {"key": key, "best": who, "vs_best": hs / best if who else float("nan")}
+        for p in PEERS:
+            r[p] = hs / row[p]["t"] if p in row and math.isfinite(row[p]["t"]) else float("nan")
+        off = row.get(HS_OFF, {}).get("t", float("nan"))
+        r["vs_off"] = hs / off if math.isfinite(off) else float("nan")
+        rows.append(r)
+    return rows
+
+
+def memory_return(tmp, allocs):
+    res = {}
+    for a in allocs:
+        path = os.path.join(tmp, f"memret-{a}.txt")
+        if not os.path.exists(path):
+            continue
+        samples, events, trim, runner = [], {}, "?", ""
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if not p:
+                    continue
+                if p[0] == "#":
+                    if p[1] == "event":
+                        events[p[2]] = (float(p[3]), int(p[4]) / 1024.0)
+                    elif p[1] == "trim":
+                        trim = os.path.basename(p[2])
+                    elif p[1] == "runner":
+                        runner = " ".join(p[2:])
+                    continue
+                samples.append((float(p[0]), int(p[1]) / 1024.0, p[2]))
+
+        def at(t):
+            near = [s for s in samples if s[0] <= t]
+            return near[-1][1] if near else float("nan")
+
+        freed = events.get("freed", (float("nan"), 0))[0]
+        res[a] = {
+            "samples": samples, "trim": trim, "runner": runner,
+            "start": events.get("start", (0, float("nan")))[1],
+            "peak": max([s[1] for s in samples] + [events.get("peak", (0, 0))[1]]) if samples else float("nan"),
+            "1s": at(freed + 1.0), "5s": events.get("idle5", (0, float("nan")))[1],
+            "trimmed": events.get("trimmed", (0, float("nan")))[1],
+            "end": events.get("end", (0, float("nan")))[1],
+        }
+    return res
+
+
+def plot(out, cells, order, allocs, mem):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        return ["(gnuplot not found: no plots)"]
+    dat = out + ".plot.dat"
+    with open(dat, "w") as f:
+        f.write("row " + " ".join(allocs) + "\n")
+        for key in order:
+            row = cells[key]
+            bt, _ = best_peer(row, "t")
+            f.write(f"{key[0]}/T{key[1]} " + " ".join(
+                fmt(row[a]["t"] / bt if a in row and math.isfinite(bt) else float("nan"))
+                for a in allocs) + "\n")
+        f.write("\n\n")
+        f.write("row " + " ".join(allocs) + "\n")
+        for key in order:
+            row = cells[key]
+            bm, _ = best_peer(row, "m")
+            f.write(f"{key[0]}/T{key[1]} " + " ".join(
+                fmt(row[a]["m"] / bm if a in row and math.isfinite(bm) else float("nan"))
+                for a in allocs) + "\n")
+    cols = " , ".join(f"'{dat}' index {{IDX}} using {i + 2}:xtic(1) title '{a}'"
+                      for i, a in enumerate(allocs))
+    script = f"""
+set terminal pngcairo size 1600,1100 font ',10'
+set output '{out}.png'
+set datafile missing 'n/a'
+set multiplot layout 2,1
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set xtics rotate by -35 scale 0
+set logscale y 2
+set grid ytics
+set key top left horizontal
+set ylabel 'wall time / best peer (median, log2)'
+set title 'Wall time relative to the best peer per workload (lower is better)'
+plot {cols.replace('{IDX}', '0')}
+set ylabel 'peak RSS / lowest peer (median, log2)'
+set title 'Peak RSS relative to the lowest peer per workload (lower is better)'
+plot {cols.replace('{IDX}', '1')}
+unset multiplot
+"""
+    notes = []
+    if mem:
+        mdat = out + ".memory.dat"
+        with open(mdat, "w") as f:
+            for a in allocs:
+                if a not in mem:
+                    continue
+                f.write(f"# {a}\n")
+                for s in mem[a]["samples"]:
+                    f.write(f"{s[0]} {s[1]:.1f}\n")
+                f.write("\n\n")
+        present = [a for a in allocs if a in mem]
+        lines = " , ".join(f"'{mdat}' index {i} using 1:2 with lines lw 2 title '{a}'"
+                           for i, a in enumerate(present))
+        script += f"""
+reset
+set terminal pngcairo size 1200,700 font ',10'
+set output '{out}-memory.png'
+set title 'RSS over time: build a heap of small objects, free it all, idle 5 s, malloc_trim(0), idle 1 s'
+set xlabel 'seconds'
+set ylabel 'RSS (MiB)'
+set grid
+set key top right
+plot {lines}
+"""
+    r = subprocess.run([gp], input=script, text=True, capture_output=True)
+    if r.returncode:
+        notes.append("gnuplot failed: " + r.stderr.strip()[:300])
+    for f in (out + ".plot.dat", out + ".memory.dat"):
+        if os.path.exists(f):
+            os.unlink(f)
+    return notes
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    tmp, out = args.dir, args.out
+    meta = read_meta(os.path.join(tmp, "meta.txt"))
+    raw = read_tsv(os.path.join(tmp, "raw.tsv"))
+    shutil.copy(os.path.join(tmp, "raw.tsv"), out + ".tsv")
+    cells, order = collect(raw)
+    present = {r["allocator"] for r in raw}
+    allocs = [a for a in ORDER if a in present]
+    quick = meta.get("quick") == "1"
+    base = os.path.basename(out)
+
+    loads = []
+    if os.path.exists(os.path.join(tmp, "load.txt")):
+        loads = [float(x) for x in open(os.path.join(tmp, "load.txt")) if x.strip()]
+    threads = [int(t) for t in meta.get("threads", "1").split()]
+
+    md = []
+    title = f"# Allocator benchmarks, {meta.get('date', '')}"
+    if quick:
+        title += " — QUICK RUN (smaller inputs, fewer runs: indicative only)"
+    md.append(title)
+    md.append("")
+    md.append(f"Produced by `bench/run.sh{' --quick' if quick else ''}` "
+              f"({meta.get('started', '')} → {meta.get('finished', '')}). "
+              f"Runs per cell: {meta.get('runs')}, interleaved (every allocator once, "
+              f"then again, order rotated each run); threads: {', '.join(map(str, threads))}; "
+              f"input scale {meta.get('scale')}. Figures are medians.")
+    md.append("")
+    md.append("## Machine")
+    md.append("")
+    md.append(f"- CPU: {meta.get('cpu')} ({meta.get('nproc')} cores), kernel {meta.get('kernel')}, "
+              f"glibc {meta.get('glibc')}")
+    md.append(f"- Peers (Debian 12 packages): jemalloc {meta.get('pkg.libjemalloc2')}, "
+              f"tcmalloc (gperftools, minimal) {meta.get('pkg.libtcmalloc-minimal4')}, "
+              f"mimalloc {meta.get('pkg.libmimalloc2.0')}; sqlite3 {meta.get('pkg.sqlite3')}, "
+              f"python3 {meta.get('pkg.python3')}, valgrind {meta.get('pkg.valgrind')}")
+    md.append(f"- heapscope: commit {meta.get('commit')}; last allocator/ commit: "
+              f"{meta.get('allocator_commit')}; state: **{meta.get('heapscope_state')}**")
+    if loads:
+        md.append(f"- Load average over the run (sampled every 10 s): min {min(loads):.2f}, "
+                  f"median {statistics.median(loads):.2f}, max {max(loads):.2f}. The suite "
+                  f"itself keeps up to {max(threads)} core(s) busy (2 per pair in "
+                  f"producer_consumer).")
+    md.append("- **The runs were taken on a shared, busy machine**: other engineers were "
+              "compiling on the same 2 cores during the run, so wall times carry noise of "
+              "several per cent; the instruction counts (callgrind) do not.")
+    excerpt = os.path.join(tmp, "build-heapscope.excerpt")
+    if os.path.exists(excerpt) and os.path.getsize(excerpt):
+        md.append("- heapscope build errors (first lines):")
+        md.append("```")
+        md.append(open(excerpt).read().rstrip())
+        md.append("```")
+
+    # ---- targets
+    hsr = heapscope_ratios(cells, order, allocs)
+    fp = read_tsv(os.path.join(tmp, "fastpath.tsv"))
+    ins = read_tsv(os.path.join(tmp, "instructions.tsv"))
+    ipp = {}
+    for tool in ("callgrind", "perf"):
+        for a in allocs:
+            v = {int(r["n"]): r["instructions"] for r in ins if r["allocator"] == a and r["tool"] == tool}
+            try:
+                ns = sorted(v)
+                ipp[(a, tool)] = (float(v[ns[1]]) - float(v[ns[0]])) / (ns[1] - ns[0])
+            except (ValueError, IndexError, KeyError):
+                pass
+    mem = memory_return(tmp, allocs)
+
+    md.append("")
+    md.append("## Targets (from the issue) — reported, not asserted")
+    md.append("")
+    md.append("| target | measured | met? |")
+    md.append("|---|---|---|")
+
+    def yes(ok):
+        return "n/a" if ok is None else ("yes" if ok else "**no**")
+
+    if hsr:
+        g_best = geomean([r["vs_best"] for r in hsr])
+        md.append(f"| heapscope (default period) wall-time geo mean ≤ 1.10 × best peer | "
+                  f"{fmt(g_best)} | {yes(g_best <= 1.10)} |")
+        gs = {p: geomean([r[p] for r in hsr]) for p in PEERS if p in allocs}
+        md.append("| … strictly below every peer (geo mean of heapscope / peer < 1) | " +
+                  ", ".join(f"{p} {fmt(v)}" for p, v in gs.items()) + f" | "
+                  f"{yes(all(v < 1 for v in gs.values()))} |")
+        worst = max(hsr, key=lambda r: r["vs_best"] if math.isfinite(r["vs_best"]) else 0)
+        md.append(f"| no workload worse than 1.5 × best peer | worst: {worst['key'][0]} "
+                  f"T={worst['key'][1]} at {fmt(worst['vs_best'], 2)} | "
+                  f"{yes(worst['vs_best'] <= 1.5)} |")
+        rss_g = {}
+        for a in allocs:
+            rss_g[a] = geomean([cells[k][a]["m"] for k in order if a in cells[k]])
+        low_peer = min((rss_g[p], p) for p in PEERS if p in rss_g)
+        md.append(f"| peak RSS geo mean ≤ lowest peer's | heapscope {fmt(rss_g.get(HS), 1)} MiB, "
+                  f"lowest peer {low_peer[1]} {fmt(low_peer[0], 1)} MiB | "
+                  f"{yes(rss_g.get(HS, float('inf')) <= low_peer[0])} |")
+        g_off = geomean([r["vs_off"] for r in hsr])
+        md.append(f"| default period within 1% of sampling off (geo mean default / off) | "
+                  f"{fmt(g_off)} | {yes(g_off <= 1.01) if math.isfinite(g_off) else 'n/a'} |")
+    else:
+        md.append("| all wall-time and RSS targets | heapscope has no successful run | n/a |")
+    hi, mi = ipp.get((HS, "callgrind")), ipp.get(("mimalloc", "callgrind"))
+    md.append(f"| fast path in no more instructions than mimalloc's (malloc(32)+free) | "
+              f"heapscope {fmt(hi, 1)}, mimalloc {fmt(mi, 1)} | "
+              f"{yes(hi <= mi) if hi is not None and mi is not None else 'n/a'} |")
+    if meta.get("heapscope_state", "ok") != "ok":
+        md.append("")
+        md.append(f"**Caution:** heapscope {meta.get('heapscope_state')}; its figures do not "
+                  "describe the heapscope allocator.")
+
+    # ---- wall time
+    md.append("")
+    md.append("## Wall time (seconds, median)")
+    md.extend(table_by_alloc(cells, order, allocs, "t", 3, "seconds"))
+
+    if hsr:
+        md.append("")
+        md.append("## heapscope (default period) against each peer (wall-time ratios, < 1 is faster)")
+        md.append("")
+        peers = [p for p in PEERS if p in allocs]
+        md.append("| workload | threads | best peer | vs best | " +
+                  " | ".join(f"vs {p}" for p in peers) + " | vs heapscope-off |")
+        md.append("|---|---:|---|---:|" + "---:|" * len(peers) + "---:|")
+        for r in hsr:
+            md.append(f"| {r['key'][0]} | {r['key'][1]} | {r['best']} | {fmt(r['vs_best'], 2)} | " +
+                      " | ".join(fmt(r[p], 2) for p in peers) + f" | {fmt(r['vs_off'], 3)} |")
+        md.append("| *geo mean* | | | " + fmt(geomean([r["vs_best"] for r in hsr])) + " | " +
+                  " | ".join(fmt(geomean([r[p] for r in hsr])) for p in peers) +
+                  f" | {fmt(geomean([r['vs_off'] for r in hsr]))} |")
+
+    # ---- RSS
+    md.append("")
+    md.append("## Peak RSS (MiB, median of ru_maxrss)")
+    md.extend(table_by_alloc(cells, order, allocs, "m", 1, "MiB"))
+    md.append("")
+    md.append("Geometric mean of peak RSS over all rows: " + ", ".join(
+        f"{a} {fmt(geomean([cells[k][a]['m'] for k in order if a in cells[k]]), 1)} MiB" for a in allocs) + ".")
+
+    # ---- fast path
+    md.append("")
+    md.append("## Fast path: malloc(32) + free")
+    md.append("")
+    md.append("Instructions per pair = (Ir at 2 000 000 pairs − Ir at 1 000 000 pairs) / 1 000 000, "
+              "so start-up cancels (valgrind --tool=callgrind, whole process). "
+              "ns per pair: timed loop of " + ("10" if quick else "50") + " M pairs, median over runs.")
+    md.append("")
+    perf_note = meta.get("perf_instructions", "0")
+    has_perf = any(k[1] == "perf" for k in ipp)
+    md.append("| allocator | instructions / pair (callgrind) |" + (" instructions / pair (perf) |" if has_perf else "") +
+              " ns / pair |")
+    md.append("|---|---:|" + ("---:|" if has_perf else "") + "---:|")
+    for a in allocs:
+        ns = [float(r["ns_per_pair"]) for r in fp if r["allocator"] == a and r["status"] == "ok"
+              and r["ns_per_pair"] not in ("nan", "")]
+        md.append(f"| {a} | {fmt(ipp.get((a, 'callgrind')), 1)} |" +
+                  (f" {fmt(ipp.get((a, 'perf')), 1)} |" if has_perf else "") +
+                  f" {fmt(statistics.median(ns) if ns else float('nan'), 2)} |")
+    if not has_perf:
+        md.append("")
+        md.append(f"`perf stat -e instructions` is not usable on this machine ({perf_note}): "
+                  "the hardware counter is not exposed (virtual machine), so callgrind alone counts.")
+
+    # ---- memory return
+    if mem:
+        md.append("")
+        md.append("## Memory given back")
+        md.append("")
+        md.append(f"`memory_return`: builds a {'256 MiB' if quick else '1 GiB'} heap of small objects "
+                  "(16..256 bytes), frees it all, idles 5 s, calls malloc_trim(0) through dlsym, "
+                  "idles 1 s; RSS from /proc/self/statm every 100 ms. RSS in MiB.")
+        md.append("")
+        md.append("| allocator | start | peak | 1 s after free | 5 s after free | after malloc_trim(0) "
+                  "| malloc_trim resolved in |")
+        md.append("|---|---:|---:|---:|---:|---:|---|")
+        for a in allocs:
+            if a not in mem:
+                continue
+            m = mem[a]
+            trim = m["trim"]
+            lacks = a != "glibc" and trim.startswith("libc.so")
+            md.append(f"| {a} | {fmt(m['start'], 1)} | {fmt(m['peak'], 1)} | {fmt(m['1s'], 1)} | "
+                      f"{fmt(m['5s'], 1)} | {fmt(m['trimmed'], 1)} | {trim}"
+                      f"{' (lacks its own: libc no-op)' if lacks else ''} |")
+        bad = [f"{a}: {mem[a]['runner']}" for a in allocs if a in mem and "ok" not in mem[a]["runner"]]
+        if bad:
+            md.append("")
+            md.append("Failed memory-return runs: " + "; ".join(bad))
+
+    # ---- failures
+    fails = [r for r in raw if r["status"] != "ok"]
+    md.append("")
+    md.append("## Failed runs")
+    md.append("")
+    if fails:
+        md.append(f"{len(fails)} of {len(raw)} runs failed (excluded from medians):")
+        md.append("")
+        seen = {}
+        for r in fails:
+            k = (r["workload"], r["threads"], r["allocator"], r["status"])
+            seen[k] = seen.get(k, 0) + 1
+        for k, n in seen.items():
+            md.append(f"- {k[2]} on {k[0]} T={k[1]}: {k[3]} ×{n}")
+    else:
+        md.append("None.")
+
+    notes = plot(out, cells, order, allocs, mem)
+    md.append("")
+    md.append("## Plots and data")
+    md.append("")
+    md.append(f"![time and RSS ratios]({base}.png)")
+    md.append("")
+    if mem:
+        md.append(f"![RSS over time]({base}-memory.png)")
+        md.append("")
+    md.append(f"Every run: [{base}.tsv]({base}.tsv) (wall seconds, ru_maxrss KiB, status).")
+    for n in notes:
+        md.append("")
+        md.append(n)
+    md.append("")
+    md.append("## Workloads")
+    md.append("")
+    md.append("Sources in `bench/workloads/` (one file each; the header comment of each says what it "
+              "models). `sqlite3`: Debian's sqlite3 on `:memory:` running `bench/programs/"
+              "sqlite_workload.sql`; `python3`: Debian's /usr/bin/python3 with PYTHONMALLOC=malloc "
+              "running `bench/programs/python_workload.py`. Both are single-process and run at 1 "
+              "thread only. redis-server is not included: see bench/README.md.")
+    with open(out + ".md", "w") as f:
+        f.write("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# heapscope's benchmark suite, in one command: installs the peer allocators
+# (bench/bootstrap.sh), builds libheapscope.so and the workloads, runs every
+# workload under every allocator (interleaved), measures the fast path and
+# the memory given back, and writes bench/results/<date>-allocators.md and
+# its PNG plots. It reports; it never fails on a timing.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: bench/run.sh [--threads N] [--runs N] [--quick] [--allocators LIST]
+                    [--workloads LIST] [--no-bootstrap] [--tag NAME]
+
+  --threads N       thread counts 1 and N (default: nproc)
+  --runs N          runs of each workload under each allocator (default 5;
+                    --quick: 2)
+  --quick           smaller inputs and 2 runs (about 3 minutes)
+  --allocators LIST comma-separated subset of:
+                    glibc,jemalloc,tcmalloc,mimalloc,heapscope-off,heapscope
+  --workloads LIST  comma-separated subset of the workload names
+  --no-bootstrap    do not check/install the Debian packages
+  --tag NAME        results file name suffix (default: allocators, or
+                    allocators-quick with --quick)
+
+examples:
+  sudo bench/run.sh                 # full suite, ~15-25 min on 2 cores
+  sudo bench/run.sh --quick         # smoke run, ~3 min
+  bench/run.sh --runs 3 --workloads small_churn,larson_server
+EOF
+}
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=$ROOT/bench
+THREADS=$(nproc)
+RUNS=
+QUICK=0
+ONLY_ALLOC=
+ONLY_WL=
+BOOTSTRAP=1
+TAG=
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--threads) THREADS=$2; shift 2 ;;
+	--runs) RUNS=$2; shift 2 ;;
+	--quick) QUICK=1; shift ;;
+	--allocators) ONLY_ALLOC=$2; shift 2 ;;
+	--workloads) ONLY_WL=$2; shift 2 ;;
+	--no-bootstrap) BOOTSTRAP=0; shift ;;
+	--tag) TAG=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "bench/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+
+if [ "$QUICK" = 1 ]; then
+	SCALE=0.25; RUNS=${RUNS:-2}; FP_N=10000000; MEMRET_MIB=256
+	TAG=${TAG:-allocators-quick}
+else
+	SCALE=1.0; RUNS=${RUNS:-5}; FP_N=50000000; MEMRET_MIB=1024
+	TAG=${TAG:-allocators}
+fi
+THREAD_LIST="1"
+[ "$THREADS" -gt 1 ] && THREAD_LIST="1 $THREADS"
+
+DATE=$(date +%F)
+OUT=$BENCH/results
+TMP=$OUT/tmp/$TAG
+rm -rf "$TMP"
+mkdir -p "$TMP"
+log() { echo "bench: $*" >&2; }
+
+# ---- phase 1: packages -------------------------------------------------------
+if [ "$BOOTSTRAP" = 1 ]; then
+	bash "$BENCH/bootstrap.sh"
+fi
+PY=/usr/bin/python3 # Debian's, not a pyenv shim that may come first in PATH
+LIBDIR=/usr/lib/x86_64-linux-gnu
+
+# ---- phase 2: build ------------------------------------------------------------
+HS_LIB=$ROOT/build-bench/allocator/libheapscope.so
+HS_STATE=ok
+log "building libheapscope.so (build-bench)"
+if ! { cmake -S "$ROOT" -B "$ROOT/build-bench" -DHEAPSCOPE_BUILD_COLLECTOR=OFF \
+	-DHEAPSCOPE_BUILD_TESTS=OFF >"$TMP/build-heapscope.log" 2>&1 &&
+	cmake --build "$ROOT/build-bench" -j"$(nproc)" >>"$TMP/build-heapscope.log" 2>&1; }; then
+	HS_STATE="did not build (see the build log excerpt below)"
+	log "libheapscope.so did not build: heapscope columns skipped"
+elif ! nm -D --defined-only "$HS_LIB" | awk '$3 == "malloc" { f = 1 } END { exit !f }'; then
+	HS_STATE="libheapscope.so does not export malloc yet: its columns measure glibc"
+	log "$HS_STATE"
+fi
+log "building the workloads (bench/build)"
+cmake -S "$BENCH" -B "$BENCH/build" >"$TMP/build-bench.log" 2>&1
+cmake --build "$BENCH/build" -j"$(nproc)" >>"$TMP/build-bench.log" 2>&1 ||
+	{ cat "$TMP/build-bench.log" >&2; exit 1; }
+B=$BENCH/build
+RUNNER=$B/runner
+
+# ---- phase 3: allocators and workloads ---------------------------------------
+# name|runner environment options
+ALLOCS=(
+	"glibc|-u LD_PRELOAD"
+	"jemalloc|-e LD_PRELOAD=$LIBDIR/libjemalloc.so.2"
+	"tcmalloc|-e LD_PRELOAD=$LIBDIR/libtcmalloc_minimal.so.4"
+	"mimalloc|-e LD_PRELOAD=$LIBDIR/libmimalloc.so.2"
+	"heapscope-off|-e LD_PRELOAD=$HS_LIB -e HEAPSCOPE_SAMPLE_RATE=0"
+	"heapscope|-e LD_PRELOAD=$HS_LIB -u HEAPSCOPE_SAMPLE_RATE"
+)
+if [ "$HS_STATE" != ok ] && [ ! -f "$HS_LIB" ]; then
+	ALLOCS=("${ALLOCS[@]:0:4}")
+fi
+if [ -n "$ONLY_ALLOC" ]; then
+	sel=()
+	for a in "${ALLOCS[@]}"; do
+		[[ ",$ONLY_ALLOC," == *",${a%%|*},"* ]] && sel+=("$a")
+	done
+	ALLOCS=("${sel[@]}")
+fi
+
+# The sqlite3 input: the row count goes in a parameter table.
+SQL_ROWS=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 200000 * s }')
+{
+	echo "CREATE TEMP TABLE param(n); INSERT INTO param VALUES($SQL_ROWS);"
+	cat "$BENCH/programs/sqlite_workload.sql"
+} >"$TMP/sqlite.sql"
+
+# name|scales with threads (1) or one process only (0)|stdin|command
+WORKLOADS=(
+	"small_churn|1|-|$B/small_churn -s $SCALE -t"
+	"larson_server|1|-|$B/larson_server -s $SCALE -t"
+	"producer_consumer|1|-|$B/producer_consumer -s $SCALE -t"
+	"false_sharing|1|-|$B/false_sharing -s $SCALE -t"
+	"mixed_sizes|1|-|$B/mixed_sizes -s $SCALE -t"
+	"realloc_growth|1|-|$B/realloc_growth -s $SCALE -t"
+	"large_blocks|1|-|$B/large_blocks -s $SCALE -t"
+	"thread_churn|1|-|$B/thread_churn -s $SCALE -t"
+	"sqlite3|0|$TMP/sqlite.sql|/usr/bin/sqlite3 :memory:"
+	"python3|0|-|env PYTHONMALLOC=malloc $PY $BENCH/programs/python_workload.py $SCALE"
+)
+if [ -n "$ONLY_WL" ]; then
+	sel=()
+	for w in "${WORKLOADS[@]}"; do
+		[[ ",$ONLY_WL," == *",${w%%|*},"* ]] && sel+=("$w")
+	done
+	WORKLOADS=("${sel[@]}")
+fi
+
+# ---- phase 4: metadata -------------------------------------------------------
+{
+	echo "date=$DATE"
+	echo "started=$(date '+%F %T %Z')"
+	echo "tag=$TAG"
+	echo "quick=$QUICK"
+	echo "runs=$RUNS"
+	echo "threads=$THREAD_LIST"
+	echo "scale=$SCALE"
+	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+	echo "nproc=$(nproc)"
+	echo "kernel=$(uname -r)"
+	echo "glibc=$(ldd --version | head -1 | awk '{print $NF}')"
+	for p in libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 sqlite3 python3 valgrind; do
+		echo "pkg.$p=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo none)"
+	done
+	echo "commit=$(git -C "$ROOT" log -1 --format='%h %s' 2>/dev/null)"
+	echo "allocator_commit=$(git -C "$ROOT" log -1 --format='%h %s' -- allocator 2>/dev/null)"
+	echo "heapscope_state=$HS_STATE"
+	echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$TMP/meta.txt"
+if [ "$HS_STATE" != ok ] && [ -f "$TMP/build-heapscope.log" ]; then
+	grep -m5 -E 'error|Error' "$TMP/build-heapscope.log" >"$TMP/build-heapscope.excerpt" || true
+fi
+
+# Busy-machine probe: the load of other processes, sampled in the background.
+(while :; do
+	cut -d' ' -f1 /proc/loadavg
+	sleep 10
+done >"$TMP/load.txt") &
+LOAD_PID=$!
+trap 'kill $LOAD_PID 2>/dev/null || true' EXIT
+
+# run_one ALLOC_OPTS STDIN OUTFILE TIMEOUT CMD... : prints "wall rss status"
+run_one() {
+	local opts=$1 in=$2 out=$3 to=$4
+	shift 4
+	local io=()
+	[ "$in" != - ] && io+=(-i "$in")
+	[ "$out" != - ] && io+=(-o "$out")
+	# shellcheck disable=SC2086 # opts is a list of runner options
+	"$RUNNER" $opts "${io[@]}" -t "$to" -- "$@"
+}
+
+# ---- phase 5: the workloads, interleaved --------------------------------------
+RAW=$TMP/raw.tsv
+printf 'workload\tthreads\tallocator\trun\twall_s\tmaxrss_kib\tstatus\n' >"$RAW"
+n_alloc=${#ALLOCS[@]}
+log "runs=$RUNS threads=($THREAD_LIST) scale=$SCALE allocators=$n_alloc workloads=${#WORKLOADS[@]}"
+for run in $(seq 1 "$RUNS"); do
+	for T in $THREAD_LIST; do
+		for w in "${WORKLOADS[@]}"; do
+			IFS='|' read -r wname scal win wcmd <<<"$w"
+			[ "$scal" = 0 ] && [ "$T" != 1 ] && continue
+			args=$wcmd
+			[ "$scal" = 1 ] && args="$wcmd $T"
+			# Rotate the order each run so no allocator always goes first.
+			for i in $(seq 0 $((n_alloc - 1))); do
+				a=${ALLOCS[$(((i + run) % n_alloc))]}
+				aname=${a%%|*}
+				aopts=${a#*|}
+				# shellcheck disable=SC2086
+				res=$(run_one "$aopts" "$win" - 120 $args)
+				printf '%s\t%s\t%s\t%s\t%s\n' "$wname" "$T" "$aname" "$run" "$res" >>"$RAW"
+				log "run $run/$RUNS T=$T $wname $aname: $res"
+			done
+		done
+	done
+done
+
+# ---- phase 6: fast path --------------------------------------------------------
+FP=$TMP/fastpath.tsv
+printf 'allocator\trun\tns_per_pair\tstatus\n' >"$FP"
+for run in $(seq 1 "$RUNS"); do
+	for a in "${ALLOCS[@]}"; do
+		res=$(run_one "${a#*|}" - "$TMP/fp.out" 60 "$B/fastpath" "$FP_N")
+		printf '%s\t%s\t%s\t%s\n' "${a%%|*}" "$run" "$(cat "$TMP/fp.out" 2>/dev/null || echo nan)" \
+			"$(cut -f3 <<<"$res")" >>"$FP"
+	done
+done
+log "fast path timed: done"
+
+# Instructions per pair: Ir(2N) - Ir(N), over N. callgrind counts exactly.
+CG=$TMP/instructions.tsv
+printf 'allocator\ttool\tn\tinstructions\n' >"$CG"
+PERF_OK=0
+perf stat -x, -e instructions:u true >/dev/null 2>"$TMP/perf-probe.txt" &&
+	! grep -q 'not supported\|not counted' "$TMP/perf-probe.txt" && PERF_OK=1
+echo "perf_instructions=$PERF_OK ($(grep -m1 instructions "$TMP/perf-probe.txt" 2>/dev/null | tr ',' ' '))" >>"$TMP/meta.txt"
+for a in "${ALLOCS[@]}"; do
+	aname=${a%%|*}
+	for n in 1000000 2000000; do
+		# Build the child's environment as the runner would, for valgrind.
+		# env takes its -u options before the assignments.
+		unsets=() sets=()
+		read -ra opts <<<"${a#*|}"
+		for ((k = 0; k < ${#opts[@]}; k += 2)); do
+			case ${opts[k]} in
+			-e) sets+=("${opts[k + 1]}") ;;
+			-u) unsets+=(-u "${opts[k + 1]}") ;;
+			esac
+		done
+		envs=(env "${unsets[@]}" "${sets[@]}")
+		ir=$("${envs[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			"$B/fastpath" "$n" 2>&1 >/dev/null | awk '/Collected :/ { print $NF }' | tail -1) || true
+		printf '%s\tcallgrind\t%s\t%s\n' "$aname" "$n" "${ir:-nan}" >>"$CG"
+		if [ "$PERF_OK" = 1 ]; then
+			ir=$("${envs[@]}" perf stat -x, -e instructions:u "$B/fastpath" "$n" 2>&1 >/dev/null |
+				awk -F, '/instructions/ { print $1 }') || true
+			printf '%s\tperf\t%s\t%s\n' "$aname" "$n" "${ir:-nan}" >>"$CG"
+		fi
+	done
+done
+log "fast path instructions: done"
+
+# ---- phase 7: memory given back ----------------------------------------------
+for a in "${ALLOCS[@]}"; do
+	res=$(run_one "${a#*|}" - "$TMP/memret-${a%%|*}.txt" 120 "$B/memory_return" "$MEMRET_MIB")
+	echo "# runner ${res//$'\t'/ }" >>"$TMP/memret-${a%%|*}.txt"
+	log "memory_return ${a%%|*}: $res"
+done
+
+# ---- phase 8: report ------------------------------------------------------------
+kill $LOAD_PID 2>/dev/null || true
+echo "finished=$(date '+%F %T %Z')" >>"$TMP/meta.txt"
+echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$TMP/meta.txt"
+"$PY" "$BENCH/report.py" --dir "$TMP" --out "$OUT/$DATE-$TAG"
+log "wrote $OUT/$DATE-$TAG.md (+ .png, -memory.png, .tsv)"
