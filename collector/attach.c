@@ -88,9 +88,12 @@ static const char *base_name(const char *p)
 
 static bool matches(const char *path, const char *match)
 {
+	char real[PATH_MAX];
+
 	if (strchr(match, '/'))
 		return !strcmp(path, match) ||
-		       !strcmp(base_name(path), base_name(match));
+		       !strcmp(base_name(path), base_name(match)) ||
+		       (realpath(match, real) && !strcmp(path, real));
 	return !strncmp(base_name(path), match, strlen(match));
 }
 

@@ -117,6 +117,11 @@ static int read_once(hs_mem_read_fn rd, void *ctx, uint64_t addr,
 
 			if (!r->seq)
 				continue;
+			/* Per-record copies race with writers: a record newer
+			 * than the header is not corrupt, and its event comes
+			 * through the ring buffer. */
+			if (per_record && h.next_seq && r->seq >= h.next_seq)
+				continue;
 			if (r->depth > HEAPSCOPE_MAX_FRAMES ||
 			    (h.next_seq && r->seq >= h.next_seq) ||
 			    !r->weight) {

@@ -53,6 +53,7 @@ run_case() { # value expected-file [extra args]
 	grep -q '^done' "$work/target.out" || fail "target did not fire its events"
 	[ $((end - start)) -lt 20 ] || fail "collector did not stop when the target exited"
 	grep -q "exited" "$work/record.err" || fail "no exit notice"
+	grep -q " 1 sequence gaps" "$work/record.err" || fail "the lost event was not reported"
 	if ! diff -u "$expected" "$work/heap.folded"; then
 		fail "--value $value: folded profile differs from the expected one"
 	fi

@@ -125,6 +125,13 @@ EXPORT void fake_hs_free(uint64_t alloc_seq, const uint64_t *stack,
 			    seq);
 }
 
+EXPORT void fake_hs_lose_event(void)
+{
+	write_begin();
+	heapscope_registry.next_seq++; /* as if a probe had not fired */
+	write_end();
+}
+
 EXPORT void fake_hs_rate_change(int64_t new_period)
 {
 	int64_t old = heapscope_registry.sample_period;

@@ -12,4 +12,6 @@ uint64_t fake_hs_alloc(uint64_t ptr, uint64_t requested, uint64_t allocated,
 /* Remove record alloc_seq, fire sample_free. */
 void fake_hs_free(uint64_t alloc_seq, const uint64_t *stack, uint32_t depth);
 void fake_hs_rate_change(int64_t new_period);
+/* Consume one sequence number without firing: a lost event. */
+void fake_hs_lose_event(void);
 #endif

@@ -65,9 +65,10 @@ int main(int argc, char **argv)
 		usleep(1000);
 	}
 	fake_hs_free(s3, st_free, 2);
-	fake_hs_alloc(0x4000, 99, 112, 3000, st_a, 3);	     /* +3360 */
-	fake_hs_alloc(0x5000, 4095, 4096, 8192, st_c, 2);    /* 8192 */
-	fake_hs_alloc(0x6000, 0, 16, 100, st_d, 3);	     /* 1600 */
+	fake_hs_alloc(0x4000, 99, 112, 3000, st_a, 3);	  /* +3360 */
+	fake_hs_alloc(0x5000, 4095, 4096, 8192, st_c, 2); /* 8192 */
+	fake_hs_alloc(0x6000, 0, 16, 100, st_d, 3);	  /* 1600 */
+	fake_hs_lose_event(); /* the collector must report 1 sequence gap */
 	s7 = fake_hs_alloc(0x7000, 100, 112, 5000, st_b, 2); /* transient */
 	/* A library mapped after the collector's maps snapshot. */
 	void *z = dlopen("libz.so.1", RTLD_NOW);
