@@ -49,8 +49,8 @@ __attribute__((noinline)) void hold_large_blocks(void)
 
 static void wait_for_collector(void)
 {
-	int (*attached)(void) = (int (*)(void))dlsym(
-		RTLD_DEFAULT, "heapscope_collector_attached");
+	int (*attached)(void) =
+		(int (*)(void))dlsym(RTLD_DEFAULT, "heapscope_collector_attached");
 	struct timespec ts = {0, 10 * 1000 * 1000};
 
 	for (int i = 0; attached && i < 2000 && !attached(); i++)
