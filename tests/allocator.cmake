@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: MIT
+# Allocator core: cmocka unit tests per module, API contracts through the
+# shared library, and real programs run under LD_PRELOAD (each preload test
+# twice: HEAPSCOPE_SAMPLE_RATE=0 and the default rate).
+set(HS_ALLOC_DIR ${CMAKE_SOURCE_DIR}/allocator)
+
+# internals: linked statically (hidden symbols are linkable from the .a)
+foreach(t size_class pagemap options)
+  add_executable(test_${t} ${CMAKE_CURRENT_SOURCE_DIR}/test_${t}.c)
+  target_include_directories(test_${t} PRIVATE ${HS_ALLOC_DIR})
+  target_link_libraries(test_${t} PRIVATE heapscope_static ${CMOCKA_LIB})
+  add_test(NAME alloc_${t} COMMAND test_${t})
+  set_tests_properties(alloc_${t} PROPERTIES TIMEOUT 120
+    LABELS "unit;allocator" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")
+endforeach()
+
+add_executable(test_api_contracts ${CMAKE_CURRENT_SOURCE_DIR}/test_api_contracts.c)
+target_compile_options(test_api_contracts PRIVATE -fno-builtin)
+target_link_libraries(test_api_contracts PRIVATE heapscope ${CMOCKA_LIB} pthread)
+foreach(rate 0 default)
+  if(rate STREQUAL "default")
+    set(_env "HEAPSCOPE_VERBOSE=0")
+  else()
+    set(_env "HEAPSCOPE_SAMPLE_RATE=${rate}")
+  endif()
+  add_test(NAME alloc_api_contracts_rate_${rate} COMMAND test_api_contracts)
+  set_tests_properties(alloc_api_contracts_rate_${rate} PROPERTIES
+    TIMEOUT 300 LABELS "unit;allocator" ENVIRONMENT "${_env}")
+endforeach()
+
+add_executable(cxx_containers ${CMAKE_CURRENT_SOURCE_DIR}/programs/cxx_containers.cc)
+target_compile_options(cxx_containers PRIVATE -O2 -Wno-alloc-size-larger-than)
+target_link_libraries(cxx_containers PRIVATE pthread)
+
+find_program(HS_BASH bash)
+find_program(HS_LS ls)
+find_program(HS_PYTHON3 python3)
+find_program(HS_SQLITE3 sqlite3)
+set(HS_PRELOAD ${CMAKE_CURRENT_SOURCE_DIR}/preload_run.sh $<TARGET_FILE:heapscope>)
+
+# hs_preload_test(name cmd...): two ctests, preload_<name>_rate_{0,default}
+function(hs_preload_test name)
+  foreach(rate 0 default)
+    if(rate STREQUAL "default")
+      set(_env "PYTHONMALLOC=malloc")
+    else()
+      set(_env "PYTHONMALLOC=malloc;HEAPSCOPE_SAMPLE_RATE=${rate}")
+    endif()
+    add_test(NAME preload_${name}_rate_${rate} COMMAND ${HS_PRELOAD} ${ARGN})
+    set_tests_properties(preload_${name}_rate_${rate} PROPERTIES
+      TIMEOUT 300 LABELS "preload;allocator" ENVIRONMENT "${_env}")
+  endforeach()
+endfunction()
+
+set(HS_PROGS ${CMAKE_CURRENT_SOURCE_DIR}/programs)
+if(HS_BASH)
+  hs_preload_test(bash ${HS_BASH} ${HS_PROGS}/preload_workload.sh)
+endif()
+if(HS_LS)
+  hs_preload_test(ls ${HS_LS} -la /usr/bin)
+endif()
+if(HS_PYTHON3)
+  hs_preload_test(python3 ${HS_PYTHON3} ${HS_PROGS}/preload_workload.py)
+endif()
+if(HS_SQLITE3)
+  hs_preload_test(sqlite3 ${HS_SQLITE3} :memory: -init ${HS_PROGS}/preload_workload.sql .quit)
+endif()
+hs_preload_test(cxx_containers $<TARGET_FILE:cxx_containers>)

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test_pagemap.c - the page -> span radix tree, and the page heap
+ * on top of it (splitting, coalescing, alignment, release).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "init.h"
+#include "page_heap.h"
+#include "pagemap.h"
+#include "stats.h"
+
+static void test_get_set(void **state)
+{
+	(void)state;
+	static hs_span_t a, b;
+	/* far from anything the heap uses: 0x100000000000 */
+	uintptr_t page = (uintptr_t)0x100000000000 >> HS_PAGE_SHIFT;
+	assert_null(hs_pagemap_get(page));
+	assert_true(hs_pagemap_ensure(page, 5000));
+	hs_pagemap_set(page, &a);
+	hs_pagemap_set(page + 4999, &b);
+	assert_ptr_equal(hs_pagemap_get(page), &a);
+	assert_ptr_equal(hs_pagemap_get(page + 4999), &b);
+	assert_null(hs_pagemap_get(page + 1));
+	hs_pagemap_set(page, NULL);
+	hs_pagemap_set(page + 4999, NULL);
+	assert_null(hs_pagemap_get(page));
+}
+
+static void test_garbage(void **state)
+{
+	(void)state;
+	assert_null(hs_pagemap_lookup(NULL));
+	assert_null(hs_pagemap_lookup((void *)-1));
+	assert_null(hs_pagemap_lookup((void *)0xffff800000000000));
+	assert_null(hs_pagemap_lookup((void *)0x800000000000));
+	assert_null(hs_pagemap_lookup(&state));
+	assert_false(hs_pagemap_ensure((uintptr_t)1 << 40, 4));
+}
+
+static void test_page_heap(void **state)
+{
+	(void)state;
+	hs_span_t *s[3];
+	for (int i = 0; i < 3; i++) {
+		s[i] = hs_page_heap_alloc(3, 1);
+		assert_non_null(s[i]);
+		assert_int_equal(s[i]->npages, 3);
+		assert_int_equal(s[i]->location, HS_SPAN_IN_USE);
+		for (size_t p = 0; p < 3; p++)
+			assert_ptr_equal(hs_pagemap_get(s[i]->start + p), s[i]);
+		memset(hs_span_addr(s[i]), 0xab, hs_span_bytes(s[i]));
+	}
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+	for (int i = 0; i < 3; i++)
+		hs_page_heap_free(s[i]);
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+
+	/* alignment: 1 MiB and 64 MiB */
+	hs_span_t *a = hs_page_heap_alloc(1, 128);
+	assert_non_null(a);
+	assert_int_equal((uintptr_t)hs_span_addr(a) & ((1 << 20) - 1), 0);
+	hs_span_t *b = hs_page_heap_alloc(10, 8192);
+	assert_non_null(b);
+	assert_int_equal((uintptr_t)hs_span_addr(b) & ((1 << 26) - 1), 0);
+	assert_int_equal(b->npages, 10);
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+	hs_page_heap_free(a);
+	hs_page_heap_free(b);
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+
+	/* release everything: no committed free memory left */
+	hs_page_heap_release(SIZE_MAX);
+	assert_int_equal(hs_stat_get(HS_STAT_pageheap_free_bytes), 0);
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+
+	/* impossible sizes */
+	assert_null(hs_page_heap_alloc((size_t)1 << 40, 1));
+	assert_null(hs_page_heap_alloc(0, 1));
+}
+
+int main(void)
+{
+	hs_init_global();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_get_set),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_page_heap),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
