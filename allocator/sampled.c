@@ -375,8 +375,6 @@ HS_EXPORT int heapscope_get_sampling_stats(struct heapscope_sampling_stats *out,
 	return 0;
 }
 
-/* For tests and debug builds: check the page runs. */
-HS_EXPORT int heapscope_sampled_check(void);
 HS_EXPORT int heapscope_sampled_check(void)
 {
 	int r;

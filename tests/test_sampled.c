@@ -23,7 +23,6 @@
 #include "heapscope/heapscope.h"
 
 extern struct heapscope_registry heapscope_registry;
-int heapscope_sampled_check(void);
 
 #define PAGE 8192u
 #define REG (&heapscope_registry)
@@ -344,6 +343,51 @@ static void test_threads(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+static volatile int stop_reader;
+
+/* A seqlock reader, as a collector does it: between two equal even
+ * generations the live counter equals the number of records in use. */
+static void *reader_main(void *arg)
+{
+	uint64_t consistent = 0;
+
+	(void)arg;
+	while (!stop_reader) {
+		uint64_t g0 = __atomic_load_n(&REG->generation, __ATOMIC_ACQUIRE);
+		uint64_t live, n;
+
+		if (g0 & 1)
+			continue;
+		live = __atomic_load_n(&REG->live, __ATOMIC_RELAXED);
+		n = count_live_records();
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&REG->generation, __ATOMIC_RELAXED) != g0)
+			continue;
+		if (n != live)
+			return (void *)1;
+		consistent++;
+	}
+	return consistent ? NULL : (void *)2;
+}
+
+static void test_seqlock_reader(void **state)
+{
+	pthread_t w[3], r;
+	void *ret;
+
+	(void)state;
+	stop_reader = 0;
+	assert_int_equal(pthread_create(&r, NULL, reader_main, NULL), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&w[i], NULL, thread_main,
+						(void *)(uintptr_t)(i + 1)), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_join(w[i], NULL), 0);
+	stop_reader = 1;
+	assert_int_equal(pthread_join(r, &ret), 0);
+	assert_null(ret);
+}
+
 /* Run-time rate changes (last: it leaves the period where it found it). */
 static void test_set_period(void **state)
 {
@@ -393,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_stack),
 		cmocka_unit_test(test_many_live),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_seqlock_reader),
 		cmocka_unit_test(test_set_period),
 	};
 

@@ -78,6 +78,13 @@ struct heapscope_sampling_stats {
 int heapscope_get_sampling_stats(struct heapscope_sampling_stats *out,
 				 size_t size);
 
+/*
+ * Check every invariant of the sampled region's page runs (tests, debug).
+ * Returns 0 when valid, else a negative code naming the failed check.
+ * O(pages used); takes the sampled lock.
+ */
+int heapscope_sampled_check(void);
+
 #ifdef __cplusplus
 }
 #endif
