@@ -8,7 +8,7 @@ PKGS=(
   build-essential cmake pkg-config clang llvm
   libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
   libcmocka-dev systemtap-sdt-dev libmicrohttpd-dev
-  sqlite3 python3 bash coreutils procps util-linux
+  sqlite3 python3 bash coreutils procps util-linux golang-go curl
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pprof.c - profile.proto encoder: a protobuf wire writer (varints,
+ * length-delimited fields, packed repeated), interning tables for strings,
+ * functions and locations, and gzip with zlib.  Field numbers follow
+ * github.com/google/pprof/proto/profile.proto.
+ *
+ * Messages are encoded as they are added (samples, mappings, functions,
+ * locations each go to their own buffer); pprof_encode_raw concatenates
+ * them with the scalar fields and the string table.  Repeated fields of a
+ * message may appear in any order on the wire, so this is a valid
+ * encoding.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pprof.h"
+
+/* profile.proto field numbers. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUETYPE_TYPE = 1,
+	VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+	LABEL_NUM_UNIT = 4,
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+};
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+/* ------------------------------------------------------------ wire */
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void buf_reserve(struct buf *b, size_t n)
+{
+	size_t ncap;
+	uint8_t *np;
+
+	if (b->oom || b->len + n <= b->cap)
+		return;
+	ncap = b->cap ? b->cap : 256;
+	while (ncap < b->len + n)
+		ncap *= 2;
+	np = realloc(b->p, ncap);
+	if (!np) {
+		b->oom = true;
+		return;
+	}
+	b->p = np;
+	b->cap = ncap;
+}
+
+static void put_bytes(struct buf *b, const void *src, size_t n)
+{
+	buf_reserve(b, n);
+	if (b->oom)
+		return;
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	put_bytes(b, tmp, n);
+}
+
+static void put_key(struct buf *b, unsigned field, unsigned wire)
+{
+	put_varint(b, (uint64_t)field << 3 | wire);
+}
+
+/* int64 / uint64 / bool scalar; proto3 omits zero values. */
+static void put_uint(struct buf *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	put_key(b, field, WIRE_VARINT);
+	put_varint(b, v);
+}
+
+static void put_len(struct buf *b, unsigned field, const void *p, size_t n)
+{
+	put_key(b, field, WIRE_LEN);
+	put_varint(b, n);
+	put_bytes(b, p, n);
+}
+
+/* An embedded message, taken from (and resetting) scratch buffer m. */
+static void put_msg(struct buf *b, unsigned field, struct buf *m)
+{
+	if (m->oom)
+		b->oom = true;
+	put_len(b, field, m->p, m->len);
+	m->len = 0;
+}
+
+/* ------------------------------------------------------------ interning */
+
+/* Open-addressing table from a 64-bit hash/key pair to an id. */
+struct itab {
+	struct ient {
+		uint64_t key;
+		uint64_t id; /* 0 = empty */
+	} *e;
+	size_t cap, used;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+	return h;
+}
+
+static int itab_grow(struct itab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 256;
+	struct ient *ne = calloc(ncap, sizeof(*ne));
+
+	if (!ne)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->e[i].id)
+			continue;
+		for (j = mix(t->e[i].key) & (ncap - 1); ne[j].id;
+		     j = (j + 1) & (ncap - 1))
+			;
+		ne[j] = t->e[i];
+	}
+	free(t->e);
+	t->e = ne;
+	t->cap = ncap;
+	return 0;
+}
+
+/* Visit candidates with the key; eq decides equality for colliding hashes. */
+typedef bool (*ieq_fn)(const void *ctx, uint64_t id);
+
+static struct ient *itab_find(const struct itab *t, uint64_t key, ieq_fn eq,
+			      const void *ctx)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = mix(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		if (!t->e[i].id)
+			return &t->e[i];
+		if (t->e[i].key == key && (!eq || eq(ctx, t->e[i].id)))
+			return &t->e[i];
+	}
+}
+
+static int itab_put(struct itab *t, uint64_t key, uint64_t id, ieq_fn eq,
+		    const void *ctx)
+{
+	struct ient *e;
+
+	if ((t->used + 1) * 4 > t->cap * 3 && itab_grow(t))
+		return -ENOMEM;
+	e = itab_find(t, key, eq, ctx);
+	e->key = key;
+	e->id = id;
+	t->used++;
+	return 0;
+}
+
+/* ------------------------------------------------------------ builder */
+
+struct func_key {
+	uint64_t name, file; /* string indices */
+};
+
+struct pprof_builder {
+	char **strs; /* string table; strs[0] = "" */
+	size_t nstrs, capstrs;
+	struct itab strtab; /* id = index + 1 */
+
+	struct func_key *funcs; /* funcs[id - 1] */
+	size_t nfuncs, capfuncs;
+	struct itab functab;
+
+	uint64_t nlocs;
+	struct itab loctab; /* key = address, exact */
+	uint64_t nmaps;
+
+	uint64_t types[PPROF_MAX_VALUES][2];
+	size_t ntypes;
+	uint64_t period_type[2];
+	int64_t period;
+	uint64_t default_type;
+	int64_t time_nanos, duration_nanos;
+	uint64_t *comments;
+	size_t ncomments;
+
+	struct buf samples, mappings, locations, functions, m1, m2;
+	bool oom;
+};
+
+struct str_ctx {
+	const struct pprof_builder *b;
+	const char *s;
+};
+
+static bool str_eq(const void *ctx, uint64_t id)
+{
+	const struct str_ctx *c = ctx;
+
+	return !strcmp(c->b->strs[id - 1], c->s);
+}
+
+/* Index of s in the string table (added if new); 0 for NULL or "". */
+static uint64_t str_index(struct pprof_builder *b, const char *s)
+{
+	struct str_ctx c = {b, s};
+	struct ient *e;
+	uint64_t h;
+	char *dup;
+
+	if (!s || !*s)
+		return 0;
+	h = hash_str(s);
+	e = itab_find(&b->strtab, h, str_eq, &c);
+	if (e && e->id)
+		return e->id - 1;
+	if (b->nstrs == b->capstrs) {
+		size_t ncap = b->capstrs * 2;
+		char **ns = realloc(b->strs, ncap * sizeof(*ns));
+
+		if (!ns)
+			goto oom;
+		b->strs = ns;
+		b->capstrs = ncap;
+	}
+	dup = strdup(s);
+	if (!dup)
+		goto oom;
+	b->strs[b->nstrs] = dup;
+	if (itab_put(&b->strtab, h, b->nstrs + 1, str_eq, &c)) {
+		free(dup);
+		goto oom;
+	}
+	return b->nstrs++;
+oom:
+	b->oom = true;
+	return 0;
+}
+
+struct pprof_builder *pprof_new(void)
+{
+	struct pprof_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->capstrs = 64;
+	b->strs = calloc(b->capstrs, sizeof(*b->strs));
+	if (!b->strs || !(b->strs[0] = strdup(""))) {
+		pprof_free(b);
+		return NULL;
+	}
+	b->nstrs = 1;
+	return b;
+}
+
+void pprof_free(struct pprof_builder *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nstrs; i++)
+		free(b->strs[i]);
+	free(b->strs);
+	free(b->strtab.e);
+	free(b->funcs);
+	free(b->functab.e);
+	free(b->loctab.e);
+	free(b->comments);
+	free(b->samples.p);
+	free(b->mappings.p);
+	free(b->locations.p);
+	free(b->functions.p);
+	free(b->m1.p);
+	free(b->m2.p);
+	free(b);
+}
+
+int pprof_add_sample_type(struct pprof_builder *b, const char *type,
+			  const char *unit)
+{
+	if (!type || b->ntypes >= PPROF_MAX_VALUES || b->samples.len)
+		return -EINVAL;
+	b->types[b->ntypes][0] = str_index(b, type);
+	b->types[b->ntypes][1] = str_index(b, unit);
+	b->ntypes++;
+	return b->oom ? -ENOMEM : 0;
+}
+
+int pprof_set_default_sample_type(struct pprof_builder *b, const char *type)
+{
+	b->default_type = str_index(b, type);
+	return b->oom ? -ENOMEM : 0;
+}
+
+int pprof_set_period(struct pprof_builder *b, const char *type,
+		     const char *unit, int64_t period)
+{
+	b->period_type[0] = str_index(b, type);
+	b->period_type[1] = str_index(b, unit);
+	b->period = period;
+	return b->oom ? -ENOMEM : 0;
+}
+
+void pprof_set_time(struct pprof_builder *b, int64_t time_nanos,
+		    int64_t duration_nanos)
+{
+	b->time_nanos = time_nanos;
+	b->duration_nanos = duration_nanos;
+}
+
+int pprof_add_comment(struct pprof_builder *b, const char *text)
+{
+	uint64_t *nc = realloc(b->comments, (b->ncomments + 1) * sizeof(*nc));
+
+	if (!nc)
+		return -ENOMEM;
+	b->comments = nc;
+	nc[b->ncomments++] = str_index(b, text);
+	return b->oom ? -ENOMEM : 0;
+}
+
+uint64_t pprof_add_mapping(struct pprof_builder *b, uint64_t start,
+			   uint64_t limit, uint64_t offset,
+			   const char *filename, const char *build_id,
+			   int has_functions, int has_lines)
+{
+	struct buf *m = &b->m1;
+	uint64_t id = ++b->nmaps;
+
+	put_uint(m, MAPPING_ID, id);
+	put_uint(m, MAPPING_MEMORY_START, start);
+	put_uint(m, MAPPING_MEMORY_LIMIT, limit);
+	put_uint(m, MAPPING_FILE_OFFSET, offset);
+	put_uint(m, MAPPING_FILENAME, str_index(b, filename));
+	put_uint(m, MAPPING_BUILD_ID, str_index(b, build_id));
+	put_uint(m, MAPPING_HAS_FUNCTIONS, !!has_functions);
+	put_uint(m, MAPPING_HAS_FILENAMES, !!has_lines);
+	put_uint(m, MAPPING_HAS_LINE_NUMBERS, !!has_lines);
+	put_msg(&b->mappings, PROFILE_MAPPING, m);
+	if (b->mappings.oom || b->oom) {
+		b->oom = true;
+		return 0;
+	}
+	return id;
+}
+
+static bool func_eq(const void *ctx, uint64_t id)
+{
+	const struct pprof_builder *b = ((const void **)ctx)[0];
+	const struct func_key *k = ((const void **)ctx)[1];
+
+	return b->funcs[id - 1].name == k->name &&
+	       b->funcs[id - 1].file == k->file;
+}
+
+uint64_t pprof_function(struct pprof_builder *b, const char *name,
+			const char *filename)
+{
+	struct func_key k = {str_index(b, name), str_index(b, filename)};
+	const void *ctx[2] = {b, &k};
+	uint64_t h = mix(k.name) ^ (k.file * 0x9e3779b97f4a7c15ULL), id;
+	struct buf *m = &b->m1;
+	struct ient *e;
+
+	if (b->oom)
+		return 0;
+	e = itab_find(&b->functab, h, func_eq, ctx);
+	if (e && e->id)
+		return e->id;
+	if (b->nfuncs == b->capfuncs) {
+		size_t ncap = b->capfuncs ? b->capfuncs * 2 : 64;
+		struct func_key *nf = realloc(b->funcs, ncap * sizeof(*nf));
+
+		if (!nf)
+			goto oom;
+		b->funcs = nf;
+		b->capfuncs = ncap;
+	}
+	b->funcs[b->nfuncs] = k;
+	id = b->nfuncs + 1;
+	if (itab_put(&b->functab, h, id, func_eq, ctx))
+		goto oom;
+	b->nfuncs++;
+	put_uint(m, FUNCTION_ID, id);
+	put_uint(m, FUNCTION_NAME, k.name);
+	put_uint(m, FUNCTION_SYSTEM_NAME, k.name);
+	put_uint(m, FUNCTION_FILENAME, k.file);
+	put_msg(&b->functions, PROFILE_FUNCTION, m);
+	if (b->functions.oom)
+		goto oom;
+	return id;
+oom:
+	b->oom = true;
+	return 0;
+}
+
+uint64_t pprof_location_find(const struct pprof_builder *b, uint64_t address)
+{
+	struct ient *e = itab_find(&b->loctab, address, NULL, NULL);
+
+	return e ? e->id : 0;
+}
+
+uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id,
+			uint64_t address, const struct pprof_line *lines,
+			size_t n)
+{
+	struct buf *m = &b->m1, *l = &b->m2;
+	uint64_t id = pprof_location_find(b, address);
+
+	if (id)
+		return id;
+	if (b->oom)
+		return 0;
+	id = b->nlocs + 1;
+	if (itab_put(&b->loctab, address, id, NULL, NULL)) {
+		b->oom = true;
+		return 0;
+	}
+	b->nlocs++;
+	put_uint(m, LOCATION_ID, id);
+	put_uint(m, LOCATION_MAPPING_ID, mapping_id);
+	put_uint(m, LOCATION_ADDRESS, address);
+	for (size_t i = 0; i < n; i++) {
+		put_uint(l, LINE_FUNCTION_ID, lines[i].function_id);
+		put_uint(l, LINE_LINE, (uint64_t)lines[i].line);
+		put_msg(m, LOCATION_LINE, l);
+	}
+	put_msg(&b->locations, PROFILE_LOCATION, m);
+	if (b->locations.oom) {
+		b->oom = true;
+		return 0;
+	}
+	return id;
+}
+
+int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs,
+		     size_t nlocs, const int64_t *values, size_t nvalues,
+		     const struct pprof_label *labels, size_t nlabels)
+{
+	struct buf *m = &b->m1, *l = &b->m2;
+
+	if (nvalues != b->ntypes)
+		return -EINVAL;
+	/* Packed repeated fields: one length-delimited run of varints. */
+	for (size_t i = 0; i < nlocs; i++)
+		put_varint(l, locs[i]);
+	if (nlocs)
+		put_msg(m, SAMPLE_LOCATION_ID, l);
+	for (size_t i = 0; i < nvalues; i++)
+		put_varint(l, (uint64_t)values[i]);
+	if (nvalues)
+		put_msg(m, SAMPLE_VALUE, l);
+	for (size_t i = 0; i < nlabels; i++) {
+		put_uint(l, LABEL_KEY, str_index(b, labels[i].key));
+		if (labels[i].str) {
+			put_uint(l, LABEL_STR, str_index(b, labels[i].str));
+		} else {
+			put_uint(l, LABEL_NUM, (uint64_t)labels[i].num);
+			put_uint(l, LABEL_NUM_UNIT,
+				 str_index(b, labels[i].num_unit));
+		}
+		put_msg(m, SAMPLE_LABEL, l);
+	}
+	put_msg(&b->samples, PROFILE_SAMPLE, m);
+	if (b->samples.oom || b->oom) {
+		b->oom = true;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void put_value_type(struct buf *out, struct buf *m, unsigned field,
+			   const uint64_t t[2])
+{
+	put_uint(m, VALUETYPE_TYPE, t[0]);
+	put_uint(m, VALUETYPE_UNIT, t[1]);
+	put_msg(out, field, m);
+}
+
+int pprof_encode_raw(struct pprof_builder *b, uint8_t **out, size_t *len)
+{
+	struct buf o = {0};
+
+	if (b->oom)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->ntypes; i++)
+		put_value_type(&o, &b->m1, PROFILE_SAMPLE_TYPE, b->types[i]);
+	put_bytes(&o, b->samples.p, b->samples.len);
+	put_bytes(&o, b->mappings.p, b->mappings.len);
+	put_bytes(&o, b->locations.p, b->locations.len);
+	put_bytes(&o, b->functions.p, b->functions.len);
+	for (size_t i = 0; i < b->nstrs; i++)
+		put_len(&o, PROFILE_STRING_TABLE, b->strs[i],
+			strlen(b->strs[i]));
+	put_uint(&o, PROFILE_TIME_NANOS, (uint64_t)b->time_nanos);
+	put_uint(&o, PROFILE_DURATION_NANOS, (uint64_t)b->duration_nanos);
+	if (b->period_type[0] || b->period_type[1])
+		put_value_type(&o, &b->m1, PROFILE_PERIOD_TYPE, b->period_type);
+	put_uint(&o, PROFILE_PERIOD, (uint64_t)b->period);
+	for (size_t i = 0; i < b->ncomments; i++) {
+		/* An index may be 0 (""), so not through put_uint. */
+		put_key(&o, PROFILE_COMMENT, WIRE_VARINT);
+		put_varint(&o, b->comments[i]);
+	}
+	put_uint(&o, PROFILE_DEFAULT_SAMPLE_TYPE, b->default_type);
+	if (o.oom || b->m1.oom) {
+		free(o.p);
+		return -ENOMEM;
+	}
+	*out = o.p ? o.p : malloc(1);
+	*len = o.len;
+	return *out ? 0 : -ENOMEM;
+}
+
+int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen)
+{
+	z_stream z = {0};
+	uint8_t *dst;
+	uLong cap;
+	int rc;
+
+	/* windowBits 15 + 16: a gzip header and trailer. */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, len) + 32;
+	dst = malloc(cap);
+	if (!dst) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = len;
+	z.next_out = dst;
+	z.avail_out = cap;
+	rc = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(dst);
+		return -EIO;
+	}
+	*out = dst;
+	*outlen = cap - z.avail_out;
+	return 0;
+}
+
+int pprof_encode(struct pprof_builder *b, uint8_t **out, size_t *len)
+{
+	uint8_t *raw;
+	size_t rlen;
+	int err = pprof_encode_raw(b, &raw, &rlen);
+
+	if (err)
+		return err;
+	err = pprof_gzip(raw, rlen, out, len);
+	free(raw);
+	return err;
+}
