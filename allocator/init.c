@@ -98,6 +98,13 @@ static void fork_child(void)
 	hs_sampling_fork_child();
 }
 
+/* HEAPSCOPE_VERBOSE >= 2: statistics on stderr at exit. */
+__attribute__((destructor)) static void heapscope_destructor(void)
+{
+	if (hs_option_get(HS_OPT_VERBOSE) >= 2)
+		hs_stats_print();
+}
+
 __attribute__((constructor)) static void heapscope_constructor(void)
 {
 	hs_init_global();

@@ -32,8 +32,9 @@ static void set_class(unsigned c, size_t size)
 	ci->pages = (uint16_t)pages;
 	ci->objects = (uint32_t)(pages * HS_PAGE_SIZE / size);
 	ci->batch = (uint16_t)clamp(65536 / size, 2, 32);
-	/* a thread keeps at most ~512 KiB (and 2 batches) of one class */
-	ci->max_cached = (uint32_t)clamp(524288 / size, 1, 2 * ci->batch);
+	/* a thread keeps at most ~256 KiB (and 2 batches) of one class, so
+	 * a cache holds at most ~10 MiB even with every class in use */
+	ci->max_cached = (uint32_t)clamp(262144 / size, 1, 2 * ci->batch);
 }
 
 void hs_size_class_init(void)

@@ -7,6 +7,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -85,6 +88,41 @@ static void test_page_heap(void **state)
 	assert_null(hs_page_heap_alloc(0, 1));
 }
 
+/* malloc of the static library under threads, then the page heap must
+ * still be consistent and every span either in use or coalesced */
+static void *churn(void *arg)
+{
+	uintptr_t seed = (uintptr_t)arg + 1;
+	void *keep[512] = { 0 };
+	for (int i = 0; i < 100000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		size_t r = seed >> 33;
+		size_t n = r % 10 ? r % 2048 : r % (1 << 20);
+		unsigned k = (unsigned)(r >> 12) % 512;
+		free(keep[k]);
+		keep[k] = malloc(n);
+		assert_non_null(keep[k]);
+		memset(keep[k], 0x77, n < 64 ? n : 64);
+	}
+	for (int k = 0; k < 512; k++)
+		free(keep[k]);
+	return NULL;
+}
+
+static void test_churn_valid(void **state)
+{
+	(void)state;
+	pthread_t t[4];
+	for (uintptr_t i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, churn, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+	malloc_trim(0);
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+	assert_int_equal(hs_stat_get(HS_STAT_pageheap_free_bytes), 0);
+}
+
 int main(void)
 {
 	hs_init_global();
@@ -92,6 +130,7 @@ int main(void)
 		cmocka_unit_test(test_get_set),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_page_heap),
+		cmocka_unit_test(test_churn_valid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

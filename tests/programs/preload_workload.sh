@@ -2,7 +2,7 @@
 # bash workload for the LD_PRELOAD test: associative arrays, arrays,
 # string growth, command substitution, pipes.
 declare -A m
-for i in $(seq 1 3000); do m[k$i]=$(printf %05d "$i"); a+=("x$i"); done
+for i in $(seq 1 600); do m[k$i]=$(printf %05d "$i"); a+=("x$i"); done
 s=
 for i in $(seq 1 500); do s=$s$i; done
 echo "${#m[@]} ${m[k77]} ${#a[@]} ${#s}"
