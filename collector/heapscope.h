@@ -27,6 +27,14 @@ enum hs_value {
 	HS_VALUE_OBJECTS,   /* estimated objects W/(r+1) */
 };
 
+enum hs_format {
+	HS_FORMAT_FOLDED = 0, /* frame;frame;leaf VALUE */
+	HS_FORMAT_PPROF,      /* gzip'd profile.proto */
+	HS_FORMAT_TEXT,	      /* short top list */
+};
+
+int hs_parse_format(const char *s, enum hs_format *out);
+
 struct hs_options {
 	pid_t pid;	     /* -p: target process (init pid namespace) */
 	int duration_s;	     /* -d: seconds to record, 0 = until exit/signal */
@@ -34,6 +42,7 @@ struct hs_options {
 	enum hs_value value; /* --value */
 	const char *lib; /* --lib: path or file-name prefix of the library */
 	bool verbose;	 /* -v: libbpf and debug messages on stderr */
+	enum hs_format format; /* --format */
 };
 
 int hs_parse_value(const char *s, enum hs_value *out);
@@ -161,6 +170,23 @@ void hs_syms__tick(struct hs_syms *s);
 void hs_syms__sync(struct hs_syms *s);
 /* How many times the maps snapshot was refreshed (diagnostics). */
 unsigned hs_syms__refreshes(const struct hs_syms *s);
+
+#define HS_BUILD_ID_MAX 64 /* bytes */
+
+/* Everything known about one return address (pprof export).  Strings live
+ * as long as s (until its next maps refresh for file/module). */
+struct hs_frame {
+	const char *function; /* as hs_syms__name */
+	const char *file;     /* source file, NULL without debug info */
+	int line;	      /* source line, 0 = unknown */
+	const char *module;   /* mapped object path, NULL = unknown region */
+	uint64_t mod_start, mod_end;		/* module address range */
+	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* hex, "" = none */
+};
+
+/* Symbolize addr (a return address) fully; -ENOENT: no module (f->function
+ * is still set). */
+int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f);
 /* Name of the function containing return address `addr` (cached; the
  * string lives as long as s): "func", "module+0xoff" or "[unknown]". */
 const char *hs_syms__name(void *s, uint64_t addr);
@@ -185,6 +211,85 @@ int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
 int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
 			  size_t n);
 void hs_folded__free(struct hs_folded_line *lines, size_t n);
+
+/* ------------------------------------------------------------ procinfo */
+
+struct hs_proc_info {
+	pid_t pid;	     /* host (init pid namespace) */
+	pid_t nspid;	     /* innermost namespace's pid (= pid if none) */
+	uint64_t start_time; /* clock ticks after boot (/proc/PID/stat #22) */
+	char comm[16];
+	char binary[PATH_MAX]; /* /proc/PID/exe, the target's view */
+	char cgroup[256];      /* cgroup v2 path, "" if unknown */
+};
+
+/* -ESRCH: no such process; -EBADMSG: unparsable /proc data. */
+int hs_proc__info(pid_t pid, struct hs_proc_info *pi);
+int hs_proc__start_time(pid_t pid, uint64_t *start);
+/* Read and check only the registry header of a live target. */
+int hs_registry__read_header(pid_t pid, uint64_t addr,
+			     struct heapscope_registry *h);
+/* Write buf to path through a temporary file + rename (path NULL or "-":
+ * stdout). */
+int hs_write_file_atomic(const char *path, const void *buf, size_t len);
+
+/* ------------------------------------------------------------ pprof */
+
+/* What a pprof profile says besides its stacks (export_pprof.c). */
+struct hs_pprof_meta {
+	pid_t pid;	    /* host (init namespace) pid */
+	pid_t nspid;	    /* pid inside the process's own namespace */
+	const char *comm;   /* label, may be NULL */
+	const char *cgroup; /* cgroup v2 path, label, may be NULL */
+	int64_t period;	    /* sampling period T, bytes (<= 0: unknown) */
+	int64_t time_nanos; /* wall clock of the profile, ns since epoch */
+	int64_t duration_nanos;
+	const char *const *comments; /* notes: lost events, sampling cost */
+	size_t ncomments;
+	bool allocs; /* alloc_* (window) instead of inuse_* sample types */
+};
+
+/*
+ * Encode aggregated stacks as a gzip'd pprof profile: sample types
+ * [inuse|alloc]_objects/count, [inuse|alloc]_space/bytes,
+ * [inuse|alloc]_requested_space/bytes, samples/count; *out is malloc'd.
+ * syms may be NULL (every frame "[unknown]").
+ */
+int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
+		    struct hs_syms *syms, const struct hs_pprof_meta *m,
+		    uint8_t **out, size_t *len);
+
+/* Short top list ("flat" per leaf function and the heaviest stacks) of
+ * folded lines; total is the profile's total value. */
+int hs_text__write(FILE *f, const struct hs_folded_line *lines, size_t n,
+		   enum hs_value v);
+
+/* ------------------------------------------------------------ report */
+
+/* Write one profile as `fmt` to path (atomically; NULL/"-" = stdout). */
+int hs_report__write(const char *path, enum hs_format fmt, enum hs_value v,
+		     const struct hs_stack_agg *aggs, size_t naggs,
+		     const struct hs_folded_line *lines, size_t nlines,
+		     struct hs_syms *syms, const struct hs_pprof_meta *meta);
+
+struct hs_report_stats {
+	pid_t pid, nspid;
+	const char *binary;
+	uint64_t live, lost_ringbuf, seq_lost, lost_stack;
+	int64_t period;
+	uint64_t sampled_bytes, records; /* from the registry header */
+};
+
+/* Fill up to max comment lines; returns how many. */
+int hs_report__comments(char out[][160], size_t max,
+			const struct hs_report_stats *st);
+
+/* ------------------------------------------------------------ commands */
+
+/* `heapscope daemon ...` (daemon.c) and `heapscope rate ...` (rate.c);
+ * argv[0] is the subcommand.  Return the process exit status. */
+int hs_daemon_main(int argc, char **argv);
+int hs_rate_main(int argc, char **argv);
 
 /* ------------------------------------------------------------ events */
 

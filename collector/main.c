@@ -29,7 +29,7 @@ static volatile sig_atomic_t exiting;
 static bool verbose;
 
 static const char usage[] =
-	"Usage: heapscope record -p PID [-d SECONDS] [-o FILE]\n"
+	"Usage: heapscope record -p PID [-d SECONDS] [-o FILE] [--format F]\n"
 	"                        [--value inuse|requested|objects] [--lib "
 	"PATH]\n"
 	"                        [-v]\n"
@@ -41,6 +41,8 @@ static const char usage[] =
 	"  -d, --duration SEC   stop after SEC seconds (default: until the\n"
 	"                       process exits or SIGINT/SIGTERM)\n"
 	"  -o, --output FILE    write the profile to FILE (default: stdout)\n"
+	"      --format F       folded (default), pprof (gzip'd profile.proto\n"
+	"                       for go tool pprof), text (short top list)\n"
 	"      --value V        inuse (estimated allocated bytes, default),\n"
 	"                       requested (estimated requested bytes),\n"
 	"                       objects (estimated number of objects)\n"
@@ -56,7 +58,11 @@ static const char usage[] =
 	"  heapscope record -p 1234 -d 10 -o heap.folded\n"
 	"  heapscope record -p $(pidof myserver) --value objects | "
 	"flamegraph.pl\n"
-	"  heapscope record -p 1234 --lib /opt/app/lib/libheapscope.so.1\n";
+	"  heapscope record -p 1234 --lib /opt/app/lib/libheapscope.so.1\n"
+	"  heapscope record -p 1234 -d 5 --format pprof -o heap.pb.gz &&\n"
+	"    go tool pprof -top heap.pb.gz\n"
+	"\n"
+	"Other commands: heapscope daemon --help, heapscope rate --help\n";
 
 int hs_parse_value(const char *s, enum hs_value *out)
 {
@@ -102,13 +108,14 @@ static void on_signal(int sig)
 
 static int parse_args(int argc, char **argv, struct hs_options *o)
 {
-	enum { OPT_VALUE = 256, OPT_LIB };
+	enum { OPT_VALUE = 256, OPT_LIB, OPT_FORMAT };
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"value", required_argument, NULL, OPT_VALUE},
 		{"lib", required_argument, NULL, OPT_LIB},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -168,6 +175,15 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 			break;
 		case OPT_LIB:
 			o->lib = optarg;
+			break;
+		case OPT_FORMAT:
+			if (hs_parse_format(optarg, &o->format)) {
+				fprintf(stderr,
+					"heapscope: invalid --format '%s' "
+					"(folded, pprof or text)\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'v':
 			o->verbose = true;
@@ -335,6 +351,59 @@ static void print_summary(const struct hs_options *o,
 			lines[i].value, lines[i].stack);
 }
 
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The profile in the requested format, with its notes as pprof comments. */
+static int write_report(const struct hs_options *o, const struct hs_target *t,
+			const struct hs_proc_info *pi,
+			const struct hs_events *ev,
+			const struct hs_stack_agg *aggs, size_t naggs,
+			const struct hs_folded_line *lines, size_t nlines,
+			const uint64_t lost[HS_LOST_NR], uint64_t start_ns)
+{
+	struct hs_report_stats st = {
+		.pid = o->pid,
+		.nspid = pi->nspid,
+		.binary = pi->binary,
+		.live = hs_profile__live(ev->prof),
+		.lost_ringbuf = lost[HS_LOST_RINGBUF],
+		.seq_lost = hs_profile__seq_lost(ev->prof),
+		.lost_stack = lost[HS_LOST_STACK],
+		.period = ev->period,
+	};
+	struct heapscope_registry h;
+	char comments[4][160];
+	const char *cptr[4];
+	uint64_t addr, now = wall_ns();
+	struct hs_pprof_meta meta = {
+		.pid = o->pid,
+		.nspid = pi->nspid,
+		.comm = pi->comm,
+		.cgroup = pi->cgroup,
+		.period = ev->period,
+		.time_nanos = (int64_t)start_ns,
+		.duration_nanos = (int64_t)(now - start_ns),
+		.comments = cptr,
+	};
+
+	if (!hs_registry__locate(t, &addr) &&
+	    !hs_registry__read_header(o->pid, addr, &h)) {
+		st.sampled_bytes = h.sampled_bytes;
+		st.records = h.live;
+	}
+	meta.ncomments = hs_report__comments(comments, 4, &st);
+	for (size_t i = 0; i < meta.ncomments; i++)
+		cptr[i] = comments[i];
+	return hs_report__write(o->output, o->format, o->value, aggs, naggs,
+				lines, nlines, ev->syms, &meta);
+}
+
 static int record(const struct hs_options *o)
 {
 	struct heapscope_bpf *skel = NULL;
@@ -343,7 +412,8 @@ static int record(const struct hs_options *o)
 	struct hs_stack_agg *aggs = NULL;
 	struct hs_events ev = {.pid = o->pid, .verbose = o->verbose};
 	struct hs_target t;
-	uint64_t lost[HS_LOST_NR];
+	struct hs_proc_info pi;
+	uint64_t lost[HS_LOST_NR], start_ns = wall_ns();
 	size_t naggs = 0, nlines = 0;
 	double deadline = 0;
 	uint8_t one = 1;
@@ -438,6 +508,7 @@ static int record(const struct hs_options *o)
 			strerror(-err));
 		goto cleanup;
 	}
+	hs_proc__info(o->pid, &pi);
 	ev.syms = hs_syms__new(o->pid);
 	if (!ev.syms)
 		fprintf(stderr,
@@ -495,13 +566,14 @@ static int record(const struct hs_options *o)
 			strerror(-err));
 		goto cleanup;
 	}
-	err = hs_folded__write_file(o->output, lines, nlines);
+	read_lost(skel, lost);
+	err = write_report(o, &t, &pi, &ev, aggs, naggs, lines, nlines, lost,
+			   start_ns);
 	if (err) {
 		fprintf(stderr, "heapscope: cannot write %s: %s\n",
 			o->output ? o->output : "stdout", strerror(-err));
 		goto cleanup;
 	}
-	read_lost(skel, lost);
 	if (o->verbose)
 		fprintf(stderr, "heapscope: maps snapshot refreshed %u times\n",
 			hs_syms__refreshes(ev.syms));
@@ -523,6 +595,12 @@ int main(int argc, char **argv)
 	struct hs_options opts = {.value = HS_VALUE_INUSE};
 	struct sigaction sa = {.sa_handler = on_signal};
 	int err;
+
+	/* Other subcommands have their own parsers and loops. */
+	if (argc >= 2 && !strcmp(argv[1], "daemon"))
+		return hs_daemon_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "rate"))
+		return hs_rate_main(argc - 1, argv + 1);
 
 	/* Parse. */
 	err = parse_args(argc, argv, &opts);

@@ -433,3 +433,56 @@ unsigned hs_syms__refreshes(const struct hs_syms *s)
 {
 	return s ? s->refreshes : 0;
 }
+
+/* Module of `pc` with its path, range and hex build id. */
+static void frame_module(Dwfl_Module *mod, struct hs_frame *f)
+{
+	const unsigned char *bits = NULL;
+	Dwarf_Addr start = 0, end = 0;
+	GElf_Addr vaddr;
+	const char *name;
+	int n;
+
+	name = dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL,
+				NULL);
+	f->module = name;
+	f->mod_start = start;
+	f->mod_end = end;
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (n > 0 && bits) {
+		if (n > HS_BUILD_ID_MAX)
+			n = HS_BUILD_ID_MAX;
+		for (int i = 0; i < n; i++)
+			snprintf(f->build_id + 2 * i, 3, "%02x", bits[i]);
+	}
+}
+
+int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f)
+{
+	Dwarf_Addr pc = addr - 1;
+	Dwfl_Module *mod;
+	Dwfl_Line *line;
+	const char *name;
+
+	memset(f, 0, sizeof(*f));
+	if (!s || !addr)
+		return -ENOENT;
+	name = hs_syms__name(s, addr);
+	f->function = name;
+	mod = dwfl_addrmodule(s->dwfl, pc);
+	if (!mod)
+		return -ENOENT;
+	frame_module(mod, f);
+	line = dwfl_module_getsrc(mod, pc);
+	if (line) {
+		int lineno = 0;
+		const char *file =
+			dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+		if (file && lineno > 0) {
+			f->file = file;
+			f->line = lineno;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,888 @@
+// SPDX-License-Identifier: MIT
+/*
+ * daemon.c - `heapscope daemon`: system-wide heap profiling.
+ *
+ * The USDT programs are attached by object path for every process (pid
+ * -1), so processes started later are covered without a per-process
+ * command; processes already running are found by scanning /proc/PID/maps
+ * and their samples taken before the attach are read from their registry.
+ * Per-process state (struct hs_proc) is created at the first sight of a
+ * pid, identified by pid + start time (a reused pid is a new process),
+ * dropped on the exit event (or a sweep that finds the pid gone or
+ * reused) and on exec (the next event of the new image starts afresh).
+ *
+ * Threads: the main thread consumes the BPF ring buffer, sweeps and dumps;
+ * libmicrohttpd runs one thread per HTTP connection (http.c).  Everything
+ * shared sits behind one mutex, taken by the main thread per ring-buffer
+ * batch (never while it waits for events) and by a handler while it reads
+ * or builds a profile.
+ *
+ * main reads as phases: parse, check, open, load, attach, scan, serve,
+ * loop, clean up.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "heapscope.skel.h"
+#include "heapscope_event.h"
+#include "daemon.h"
+
+static volatile sig_atomic_t exiting, dump_requested;
+
+static const char usage[] =
+	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT]\n"
+	"                        [--allow-remote] [--dump-dir DIR] [-v]\n"
+	"\n"
+	"Profile the heap of every process that uses libheapscope (or any\n"
+	"object given with --lib), including processes started later and\n"
+	"processes in containers, and serve the profiles over HTTP.\n"
+	"\n"
+	"  --lib PATH          object with the heapscope probes: the shared\n"
+	"                      library, or a binary linking it statically\n"
+	"                      (repeatable; default: the first\n"
+	"                      libheapscope.so found in /usr/local/lib,\n"
+	"                      /usr/lib/x86_64-linux-gnu, /usr/lib, /lib)\n"
+	"  --listen ADDR:PORT  HTTP address (default 127.0.0.1:6060; IPv6 as\n"
+	"                      [::1]:PORT)\n"
+	"  --allow-remote      permit a non-loopback --listen address; the\n"
+	"                      endpoints have NO authentication: anyone who\n"
+	"                      can connect reads every profiled process's\n"
+	"                      call stacks and binary paths\n"
+	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
+	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
+	"  -v, --verbose       libbpf and per-process messages on stderr\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Endpoints:\n"
+	"  /debug/pprof/heap?pid=N[&format=folded|text]   live heap (pprof)\n"
+	"  /debug/pprof/allocs?pid=N&seconds=S            allocs in a window\n"
+	"  /processes                                     JSON list\n"
+	"  /metrics                                       Prometheus text\n"
+	"\n"
+	"Examples:\n"
+	"  heapscope daemon --lib /usr/local/lib/libheapscope.so\n"
+	"  go tool pprof -top "
+	"'http://127.0.0.1:6060/debug/pprof/heap?pid=1234'\n"
+	"  kill -HUP $(pidof heapscope)   # with --dump-dir\n";
+
+static bool verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	(void)level;
+	return verbose ? vfprintf(stderr, fmt, args) : 0;
+}
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		dump_requested = 1;
+	else
+		exiting = 1;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------ options */
+
+static int parse_listen(struct hs_daemon *d, const char *s)
+{
+	char host[64];
+	const char *colon;
+	char *end;
+	long port;
+
+	if (strlen(s) >= sizeof(d->listen_text))
+		return -EINVAL;
+	snprintf(d->listen_text, sizeof(d->listen_text), "%s", s);
+	colon = strrchr(s, ':');
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return -EINVAL;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (errno || *end || port < 0 || port > 65535)
+		return -EINVAL;
+	memcpy(host, s, colon - s);
+	host[colon - s] = '\0';
+	memset(&d->listen_addr, 0, sizeof(d->listen_addr));
+	if (host[0] == '[') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&d->listen_addr;
+		size_t hl = strlen(host);
+
+		if (hl < 3 || host[hl - 1] != ']')
+			return -EINVAL;
+		host[hl - 1] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
+			return -EINVAL;
+		d->listen_len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&d->listen_addr;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		if (!strcmp(host, "localhost"))
+			strcpy(host, "127.0.0.1");
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			return -EINVAL;
+		d->listen_len = sizeof(*a);
+	}
+	return 0;
+}
+
+static bool listen_is_loopback(const struct hs_daemon *d)
+{
+	if (d->listen_addr.ss_family == AF_INET) {
+		const struct sockaddr_in *a =
+			(const struct sockaddr_in *)&d->listen_addr;
+
+		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	return IN6_IS_ADDR_LOOPBACK(
+		&((const struct sockaddr_in6 *)&d->listen_addr)->sin6_addr);
+}
+
+static const char *default_lib(void)
+{
+	static const char *const dirs[] = {"/usr/local/lib",
+					   "/usr/lib/x86_64-linux-gnu",
+					   "/usr/lib", "/lib"};
+	static char found[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(found, sizeof(found), "%s/libheapscope.so", dirs[i]);
+		if (!access(found, R_OK))
+			return found;
+	}
+	return NULL;
+}
+
+static int parse_args(int argc, char **argv, struct hs_daemon *d)
+{
+	enum { OPT_LIB = 256, OPT_LISTEN, OPT_REMOTE, OPT_DUMP };
+	static const struct option longopts[] = {
+		{"lib", required_argument, NULL, OPT_LIB},
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"allow-remote", no_argument, NULL, OPT_REMOTE},
+		{"dump-dir", required_argument, NULL, OPT_DUMP},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool listen_set = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LIB:
+			if (d->nlibs == HS_DAEMON_MAX_LIBS) {
+				fprintf(stderr, "heapscope daemon: at most %d "
+						"--lib\n",
+					HS_DAEMON_MAX_LIBS);
+				return -EINVAL;
+			}
+			d->libs[d->nlibs++] = optarg;
+			break;
+		case OPT_LISTEN:
+			if (parse_listen(d, optarg)) {
+				fprintf(stderr,
+					"heapscope daemon: invalid --listen "
+					"'%s' (ADDR:PORT, e.g. "
+					"127.0.0.1:6060 or [::1]:6060)\n",
+					optarg);
+				return -EINVAL;
+			}
+			listen_set = true;
+			break;
+		case OPT_REMOTE:
+			d->allow_remote = true;
+			break;
+		case OPT_DUMP:
+			d->dump_dir = optarg;
+			break;
+		case 'v':
+			d->verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		default:
+			fputs("(try 'heapscope daemon --help')\n", stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "heapscope daemon: unexpected argument '%s'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (!listen_set)
+		parse_listen(d, "127.0.0.1:6060");
+	if (!listen_is_loopback(d) && !d->allow_remote) {
+		fprintf(stderr,
+			"heapscope daemon: --listen %s is not a loopback "
+			"address; the endpoints have no authentication, so "
+			"this needs --allow-remote (see docs/collector.md, "
+			"Security)\n",
+			d->listen_text);
+		return -EINVAL;
+	}
+	if (!d->nlibs) {
+		const char *lib = default_lib();
+
+		if (!lib) {
+			fprintf(stderr,
+				"heapscope daemon: no libheapscope.so in the "
+				"standard library directories; pass --lib "
+				"PATH\n");
+			return -EINVAL;
+		}
+		d->libs[d->nlibs++] = lib;
+	}
+	for (size_t i = 0; i < d->nlibs; i++) {
+		if (access(d->libs[i], R_OK)) {
+			fprintf(stderr, "heapscope daemon: cannot read --lib "
+					"%s: %s\n",
+				d->libs[i], strerror(errno));
+			return -ENOENT;
+		}
+	}
+	if (d->dump_dir) {
+		struct stat st;
+
+		if (stat(d->dump_dir, &st) || !S_ISDIR(st.st_mode) ||
+		    access(d->dump_dir, W_OK)) {
+			fprintf(stderr,
+				"heapscope daemon: --dump-dir %s is not a "
+				"writable directory\n",
+				d->dump_dir);
+			return -ENOTDIR;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ processes */
+
+struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid)
+{
+	struct hs_proc *p = d->buckets[(uint32_t)pid % HS_DAEMON_BUCKETS];
+
+	while (p && p->pid != pid)
+		p = p->next;
+	return p;
+}
+
+static void track(struct hs_daemon *d, pid_t pid, bool on)
+{
+	uint32_t key = pid;
+	uint8_t one = 1;
+
+	/* The map holds 1024 pids; beyond that, exits are seen by sweeps. */
+	if (on)
+		bpf_map_update_elem(d->tracked_fd, &key, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(d->tracked_fd, &key);
+}
+
+static void proc_free(struct hs_daemon *d, struct hs_proc *p)
+{
+	struct hs_proc **pp = &d->buckets[(uint32_t)p->pid % HS_DAEMON_BUCKETS];
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	for (struct hs_window *w = p->windows; w; w = w->next) {
+		w->dead = true;
+		w->proc = NULL;
+	}
+	track(d, p->pid, false);
+	hs_syms__free(p->ev.syms);
+	hs_profile__free(p->ev.prof);
+	d->nprocs--;
+	d->procs_freed++;
+	if (d->verbose)
+		fprintf(stderr, "heapscope daemon: forget pid %d (%s)\n",
+			p->pid, p->info.comm);
+	free(p);
+}
+
+/* Samples taken before we saw the process join its live set. */
+static void read_registry(struct hs_daemon *d, struct hs_proc *p)
+{
+	struct hs_registry_snapshot snap;
+	pid_t pid = p->pid;
+
+	if (!p->t.path[0] || hs_registry__locate(&p->t, &p->reg_addr)) {
+		p->reg_addr = 0;
+		return;
+	}
+	if (hs_registry__read(hs_registry__read_process, &pid, p->reg_addr,
+			      &snap))
+		return;
+	for (size_t i = 0; i < snap.n; i++) {
+		const struct heapscope_record *r = &snap.recs[i];
+		struct hs_sample s = {
+			.seq = r->seq,
+			.ptr = r->ptr,
+			.requested = r->requested,
+			.allocated = r->allocated,
+			.weight = r->weight,
+			.tid = r->tid,
+			.depth = r->depth,
+		};
+
+		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
+		if (p->ev.syms)
+			hs_syms__check(p->ev.syms, s.stack, s.depth);
+		hs_profile__alloc(p->ev.prof, &s);
+	}
+	p->reg_period = snap.hdr.sample_period;
+	if (!p->ev.period)
+		p->ev.period = snap.hdr.sample_period;
+	if (d->verbose)
+		fprintf(stderr,
+			"heapscope daemon: pid %d: registry: %zu live "
+			"records\n",
+			p->pid, snap.n);
+	hs_registry__free(&snap);
+}
+
+static int find_target(struct hs_daemon *d, pid_t pid, struct hs_target *t)
+{
+	int err = -ENOENT;
+
+	for (size_t i = 0; i < d->nlibs && err; i++)
+		err = hs_target__find(t, pid, d->libs[i]);
+	return err;
+}
+
+/*
+ * Start following pid.  A process already gone still gets an entry (its
+ * buffered events need a home; the next sweep drops it), so this fails
+ * only for lack of memory.
+ */
+static struct hs_proc *proc_new(struct hs_daemon *d, pid_t pid,
+				const struct hs_target *t)
+{
+	struct hs_proc *p = calloc(1, sizeof(*p));
+	uint32_t b = (uint32_t)pid % HS_DAEMON_BUCKETS;
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->ev.pid = pid;
+	p->ev.prof = hs_profile__new();
+	if (!p->ev.prof) {
+		free(p);
+		return NULL;
+	}
+	p->created_ns = wall_ns();
+	if (hs_proc__info(pid, &p->info)) {
+		p->gone = true;
+		p->info.pid = p->info.nspid = pid;
+	}
+	p->start_time = p->info.start_time;
+	if (t)
+		p->t = *t;
+	else if (!p->gone)
+		find_target(d, pid, &p->t);
+	track(d, pid, true);
+	if (!p->gone) {
+		p->ev.syms = hs_syms__new(pid);
+		read_registry(d, p);
+	}
+	p->next = d->buckets[b];
+	d->buckets[b] = p;
+	d->nprocs++;
+	d->procs_seen++;
+	if (d->verbose)
+		fprintf(stderr,
+			"heapscope daemon: follow pid %d (nspid %d, %s, %s)\n",
+			pid, p->info.nspid, p->info.comm, p->info.binary);
+	return p;
+}
+
+int hs_daemon__get(struct hs_daemon *d, pid_t pid, struct hs_proc **out)
+{
+	struct hs_target t;
+	struct hs_proc *p = hs_daemon__find(d, pid);
+	int err;
+
+	if (p && !p->gone) {
+		*out = p;
+		return 0;
+	}
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	err = find_target(d, pid, &t);
+	if (err)
+		return err == -ESRCH ? -ESRCH : -ENOENT;
+	if (p) /* gone, then found again: a new process with that pid */
+		proc_free(d, p);
+	p = proc_new(d, pid, &t);
+	if (!p)
+		return -ENOMEM;
+	*out = p;
+	return p->gone ? -ESRCH : 0;
+}
+
+double hs_daemon__inuse(const struct hs_proc *p)
+{
+	struct hs_stack_agg *aggs = NULL;
+	size_t n = 0;
+	double sum = 0;
+
+	if (hs_profile__aggregate(p->ev.prof, &aggs, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		sum += aggs[i].inuse;
+	free(aggs);
+	return sum;
+}
+
+/* Dead pids and reused pids (start time changed) are forgotten. */
+static void sweep(struct hs_daemon *d)
+{
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++) {
+		struct hs_proc *p = d->buckets[b], *next;
+
+		for (; p; p = next) {
+			uint64_t st;
+
+			next = p->next;
+			if (p->gone ||
+			    hs_proc__start_time(p->pid, &st) == -ESRCH ||
+			    (p->start_time && st != p->start_time)) {
+				proc_free(d, p);
+				continue;
+			}
+			hs_syms__tick(p->ev.syms);
+		}
+	}
+}
+
+/* Startup: processes already running that map one of the objects. */
+static void scan_proc(struct hs_daemon *d)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	struct hs_target t;
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid > INT32_MAX || pid == getpid())
+			continue;
+		if (hs_daemon__find(d, (pid_t)pid))
+			continue;
+		if (!find_target(d, (pid_t)pid, &t))
+			proc_new(d, (pid_t)pid, &t);
+	}
+	closedir(dir);
+}
+
+/* ------------------------------------------------------------ events */
+
+static void window_add(struct hs_proc *p, const struct hs_event *e)
+{
+	struct hs_sample s = {
+		.seq = e->seq,
+		.ptr = e->ptr,
+		.requested = e->requested,
+		.allocated = e->allocated,
+		.weight = e->weight,
+		.tid = e->tid,
+		.depth = e->depth,
+	};
+
+	memcpy(s.stack, e->stack, e->depth * sizeof(s.stack[0]));
+	for (struct hs_window *w = p->windows; w; w = w->next)
+		hs_profile__alloc(w->prof, &s);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct hs_daemon *d = ctx;
+	const struct hs_event *e = data;
+	struct hs_proc *p;
+
+	if (size < sizeof(*e) || e->magic != HS_EVENT_MAGIC ||
+	    e->version != HS_EVENT_VERSION || e->size != sizeof(*e) ||
+	    e->depth > HS_EVENT_MAX_FRAMES || !e->pid ||
+	    e->pid > INT32_MAX) {
+		d->bad++;
+		return 0;
+	}
+	p = hs_daemon__find(d, (pid_t)e->pid);
+	if (e->type == HS_EV_EXIT || e->type == HS_EV_EXEC) {
+		/* After exec the image is new: the next event starts a
+		 * fresh entry (registry, maps, symbols). */
+		if (p)
+			proc_free(d, p);
+		return 0;
+	}
+	if (!p) {
+		p = proc_new(d, (pid_t)e->pid, NULL);
+		if (!p)
+			return 0;
+	}
+	if (e->type == HS_EV_ALLOC) {
+		d->allocs++;
+		if (p->windows)
+			window_add(p, e);
+	} else if (e->type == HS_EV_FREE) {
+		d->frees++;
+	}
+	return hs_events__handle(&p->ev, data, size);
+}
+
+static void read_lost(struct hs_daemon *d, struct heapscope_bpf *skel)
+{
+	int ncpu = libbpf_num_possible_cpus(),
+	    fd = bpf_map__fd(skel->maps.lost);
+	uint64_t *vals;
+
+	if (ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (uint32_t k = 0; k < HS_LOST_NR && k < 4; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sum += vals[c];
+		d->lost[k] = sum;
+	}
+	free(vals);
+}
+
+/* ------------------------------------------------------------ profiles */
+
+int hs_daemon__profile(struct hs_daemon *d, struct hs_proc *p,
+		       struct hs_window *w, enum hs_format fmt,
+		       uint64_t start_ns, uint8_t **out, size_t *len)
+{
+	struct hs_stack_agg *aggs = NULL;
+	struct hs_folded_line *lines = NULL;
+	struct heapscope_registry h;
+	size_t naggs = 0, nlines = 0;
+	char comments[4][160];
+	const char *cptr[4];
+	struct hs_report_stats st = {
+		.pid = p->pid,
+		.nspid = p->info.nspid,
+		.binary = p->info.binary,
+		.live = hs_profile__live(p->ev.prof),
+		.lost_ringbuf = d->lost[HS_LOST_RINGBUF],
+		.seq_lost = hs_profile__seq_lost(p->ev.prof),
+		.lost_stack = d->lost[HS_LOST_STACK],
+		.period = p->ev.period,
+	};
+	struct hs_pprof_meta meta = {
+		.pid = p->pid,
+		.nspid = p->info.nspid,
+		.comm = p->info.comm,
+		.cgroup = p->info.cgroup,
+		.period = p->ev.period,
+		.time_nanos = (int64_t)start_ns,
+		.duration_nanos = (int64_t)(wall_ns() - start_ns),
+		.comments = cptr,
+		.allocs = w != NULL,
+	};
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f;
+	int err;
+
+	if (p->reg_addr && !hs_registry__read_header(p->pid, p->reg_addr, &h)) {
+		st.sampled_bytes = h.sampled_bytes;
+		st.records = h.live;
+		if (h.sample_period > 0) {
+			st.period = h.sample_period;
+			meta.period = h.sample_period;
+		}
+	}
+	meta.ncomments = hs_report__comments(comments, 4, &st);
+	for (size_t i = 0; i < meta.ncomments; i++)
+		cptr[i] = comments[i];
+	hs_syms__sync(p->ev.syms);
+	err = hs_profile__aggregate(w ? w->prof : p->ev.prof, &aggs, &naggs);
+	if (err)
+		return err;
+	if (fmt == HS_FORMAT_PPROF) {
+		err = hs_pprof__build(aggs, naggs, p->ev.syms, &meta, out, len);
+		goto out;
+	}
+	err = hs_folded__build(aggs, naggs, HS_VALUE_INUSE,
+			       p->ev.syms ? hs_syms__name : NULL, p->ev.syms,
+			       &lines, &nlines);
+	if (err)
+		goto out;
+	f = open_memstream(&text, &tlen);
+	if (!f) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (fmt == HS_FORMAT_TEXT) {
+		for (size_t i = 0; i < meta.ncomments; i++)
+			fprintf(f, "# %s\n", comments[i]);
+		err = hs_text__write(f, lines, nlines, HS_VALUE_INUSE);
+	} else {
+		err = hs_folded__write(f, lines, nlines);
+	}
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(text);
+		goto out;
+	}
+	*out = (uint8_t *)text;
+	*len = tlen;
+out:
+	hs_folded__free(lines, nlines);
+	free(aggs);
+	return err;
+}
+
+/* SIGHUP: every process's heap profile to --dump-dir, atomically. */
+static void dump_all(struct hs_daemon *d)
+{
+	if (!d->dump_dir) {
+		fprintf(stderr, "heapscope daemon: SIGHUP ignored (no "
+				"--dump-dir)\n");
+		return;
+	}
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++) {
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
+			char path[PATH_MAX];
+			uint8_t *buf = NULL;
+			size_t len = 0;
+			int err;
+
+			if (p->gone)
+				continue;
+			snprintf(path, sizeof(path), "%s/heap-%d-%llu.pb.gz",
+				 d->dump_dir, p->pid,
+				 (unsigned long long)p->start_time);
+			err = hs_daemon__profile(d, p, NULL, HS_FORMAT_PPROF,
+						 wall_ns(), &buf, &len);
+			if (!err)
+				err = hs_write_file_atomic(path, buf, len);
+			free(buf);
+			if (err) {
+				d->dump_errors++;
+				fprintf(stderr,
+					"heapscope daemon: dump of pid %d to "
+					"%s failed: %s\n",
+					p->pid, path, strerror(-err));
+			} else {
+				d->dumps++;
+			}
+		}
+	}
+	fprintf(stderr, "heapscope daemon: dumped %zu processes to %s\n",
+		d->nprocs, d->dump_dir);
+}
+
+/* ------------------------------------------------------------ main */
+
+static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel,
+		      struct bpf_link **links, size_t *nlinks)
+{
+	struct bpf_program *progs[] = {skel->progs.handle_sample_free,
+				       skel->progs.handle_sample_alloc,
+				       skel->progs.handle_rate_change};
+	const char *names[] = {"sample_free", "sample_alloc", "rate_change"};
+
+	for (size_t l = 0; l < d->nlibs; l++) {
+		char real[PATH_MAX];
+		const char *path =
+			realpath(d->libs[l], real) ? real : d->libs[l];
+
+		for (size_t i = 0; i < 3; i++) {
+			struct bpf_link *link = bpf_program__attach_usdt(
+				progs[i], -1, path, HEAPSCOPE_PROVIDER,
+				names[i], NULL);
+
+			if (!link) {
+				int err = -errno;
+
+				fprintf(stderr,
+					"heapscope daemon: cannot attach to "
+					"%s:%s in %s: %s (is it built with "
+					"the heapscope probes?)\n",
+					HEAPSCOPE_PROVIDER, names[i], path,
+					strerror(-err));
+				return err;
+			}
+			links[(*nlinks)++] = link;
+		}
+	}
+	skel->links.handle_exit = bpf_program__attach(skel->progs.handle_exit);
+	skel->links.handle_exec = bpf_program__attach(skel->progs.handle_exec);
+	if (!skel->links.handle_exit || !skel->links.handle_exec)
+		fprintf(stderr, "heapscope daemon: warning: no exit/exec "
+				"tracepoints; exits are seen by sweeps\n");
+	return 0;
+}
+
+int hs_daemon_main(int argc, char **argv)
+{
+	static struct hs_daemon d;
+	struct sigaction sa = {.sa_handler = on_signal};
+	struct bpf_link *links[HS_DAEMON_MAX_LIBS * 3];
+	struct heapscope_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	size_t nlinks = 0;
+	void *http = NULL;
+	uint64_t last_sweep = 0;
+	int err, epfd;
+
+	/* Parse, check. */
+	err = parse_args(argc, argv, &d);
+	if (err)
+		return err > 0 ? 0 : 2;
+	verbose = d.verbose;
+	d.exiting = &exiting;
+	libbpf_set_print(libbpf_print);
+	if (geteuid() != 0) {
+		fprintf(stderr, "heapscope daemon: must run as root (BPF, "
+				"USDT attach and process_vm_readv need "
+				"CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE)\n");
+		return 1;
+	}
+	pthread_mutex_init(&d.lock, NULL);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* Open, load. */
+	skel = heapscope_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "heapscope daemon: cannot open the BPF "
+				"object: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	skel->rodata->trace_all_exits = 0;
+	err = heapscope_bpf__load(skel);
+	if (err) {
+		fprintf(stderr,
+			"heapscope daemon: cannot load the BPF programs: %s "
+			"(run with -v for the verifier log)\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	d.skel = skel;
+	d.tracked_fd = bpf_map__fd(skel->maps.tracked_pids);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &d,
+			      NULL);
+	if (!rb) {
+		err = -errno;
+		fprintf(stderr, "heapscope daemon: cannot create the ring "
+				"buffer\n");
+		goto cleanup;
+	}
+
+	/* Attach (every process), then scan the running ones: a sample is
+	 * in the registry, in the ring buffer, or both (deduplicated). */
+	err = attach_all(&d, skel, links, &nlinks);
+	if (err)
+		goto cleanup;
+	pthread_mutex_lock(&d.lock);
+	scan_proc(&d);
+	pthread_mutex_unlock(&d.lock);
+
+	/* Serve. */
+	err = hs_http__start(&d, &http);
+	if (err) {
+		fprintf(stderr, "heapscope daemon: cannot listen on %s: %s\n",
+			d.listen_text, strerror(-err));
+		goto cleanup;
+	}
+	fprintf(stderr,
+		"heapscope daemon: listening on http://%s, %zu processes "
+		"already running\n",
+		d.listen_text, d.nprocs);
+
+	/* Loop: wait for events without the lock, consume with it. */
+	epfd = ring_buffer__epoll_fd(rb);
+	while (!exiting) {
+		struct epoll_event evs[1];
+		int n = epoll_wait(epfd, evs, 1, 200);
+
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			fprintf(stderr, "heapscope daemon: epoll: %s\n",
+				strerror(errno));
+			break;
+		}
+		pthread_mutex_lock(&d.lock);
+		ring_buffer__consume(rb);
+		if (mono_ms() - last_sweep >= 1000) {
+			read_lost(&d, skel);
+			sweep(&d);
+			last_sweep = mono_ms();
+		}
+		if (dump_requested) {
+			dump_requested = 0;
+			read_lost(&d, skel);
+			dump_all(&d);
+		}
+		pthread_mutex_unlock(&d.lock);
+	}
+	fprintf(stderr, "heapscope daemon: shutting down (%llu events, %zu "
+			"processes followed)\n",
+		(unsigned long long)(d.allocs + d.frees), d.nprocs);
+	err = 0;
+
+cleanup:
+	hs_http__stop(http);
+	for (size_t i = 0; i < nlinks; i++)
+		bpf_link__destroy(links[i]);
+	ring_buffer__free(rb);
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+		while (d.buckets[b])
+			proc_free(&d, d.buckets[b]);
+	heapscope_bpf__destroy(skel);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.h - `heapscope daemon`: the per-process table shared by the main
+ * thread (ring buffer, sweeps, dumps; daemon.c) and libmicrohttpd's
+ * connection threads (http.c).  Every field of struct hs_daemon and of
+ * every struct hs_proc is protected by hs_daemon.lock.
+ */
+#ifndef HS_DAEMON_H
+#define HS_DAEMON_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include "heapscope.h"
+
+#define HS_DAEMON_BUCKETS 1024
+#define HS_DAEMON_MAX_LIBS 16
+
+/* An /debug/pprof/allocs window: the allocs seen for one pid while an
+ * HTTP request waits.  Owned by the request; the process only links it. */
+struct hs_window {
+	struct hs_profile *prof; /* allocs only, frees not applied */
+	struct hs_window *next;
+	bool dead;		 /* the process exited or exec'd */
+	struct hs_proc *proc;	 /* NULL once dead */
+};
+
+struct hs_proc {
+	pid_t pid;
+	uint64_t start_time; /* with pid: the process's identity */
+	struct hs_proc_info info;
+	struct hs_events ev; /* prof, syms, counters */
+	struct hs_target t;  /* object with the probes, "" if unknown */
+	uint64_t reg_addr;   /* registry address, 0 = unknown */
+	int64_t reg_period;  /* from the registry at attach */
+	uint64_t created_ns; /* CLOCK_REALTIME */
+	bool gone;	     /* seen dead; freed at the next sweep */
+	struct hs_window *windows;
+	struct hs_proc *next; /* hash chain */
+};
+
+struct hs_daemon {
+	pthread_mutex_t lock;
+	struct hs_proc *buckets[HS_DAEMON_BUCKETS];
+	size_t nprocs;
+	/* options */
+	const char *libs[HS_DAEMON_MAX_LIBS];
+	size_t nlibs;
+	struct sockaddr_storage listen_addr;
+	socklen_t listen_len;
+	char listen_text[128];
+	bool allow_remote;
+	const char *dump_dir;
+	bool verbose;
+	/* BPF side (opaque here: struct heapscope_bpf *) */
+	void *skel;
+	int tracked_fd; /* tracked_pids map */
+	/* counters */
+	uint64_t allocs, frees, bad, procs_seen, procs_freed;
+	uint64_t lost[4]; /* HS_LOST_* totals, refreshed by the main thread */
+	uint64_t http_requests, scrape_errors;
+	uint64_t dumps, dump_errors;
+	volatile sig_atomic_t *exiting;
+};
+
+/* Find the process (by host pid); NULL if unknown. */
+struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid);
+/* Find, or start following a live process that maps one of the --lib
+ * objects (reads its registry).  -ESRCH: no such process; -ENOENT: it does
+ * not use heapscope. */
+int hs_daemon__get(struct hs_daemon *d, pid_t pid, struct hs_proc **out);
+/* Build one process's heap profile (or a window's allocs profile if w) in
+ * fmt; *out malloc'd. */
+int hs_daemon__profile(struct hs_daemon *d, struct hs_proc *p,
+		       struct hs_window *w, enum hs_format fmt,
+		       uint64_t start_ns, uint8_t **out, size_t *len);
+/* Estimated in-use bytes of a process (sum of a*W/(r+1)). */
+double hs_daemon__inuse(const struct hs_proc *p);
+
+/* http.c: start / stop the server (MHD thread per connection). */
+int hs_http__start(struct hs_daemon *d, void **out);
+void hs_http__stop(void *h);
+
+#endif /* HS_DAEMON_H */

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * procinfo.c - what the collector reports about a process besides its
+ * heap: comm, binary, cgroup v2 path, pid in its own namespace (NSpid),
+ * start time (pid + start time identify a process across pid reuse); the
+ * registry header of a live target; atomic writes of profile bytes.
+ * Everything read from /proc is bounded and validated.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "heapscope.h"
+
+static int read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+int hs_proc__start_time(pid_t pid, uint64_t *start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	err = read_small(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	/* comm may hold spaces and ')': fields resume after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+			 "%*d %*d %*d %*d %*d %*d %llu",
+			 &st) != 1)
+		return -EBADMSG;
+	*start = st;
+	return 0;
+}
+
+int hs_proc__info(pid_t pid, struct hs_proc_info *pi)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int err;
+
+	memset(pi, 0, sizeof(*pi));
+	pi->pid = pi->nspid = pid;
+	err = hs_proc__start_time(pid, &pi->start_time);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (!read_small(path, pi->comm, sizeof(pi->comm)))
+		pi->comm[strcspn(pi->comm, "\n")] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, pi->binary, sizeof(pi->binary) - 1);
+	pi->binary[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	if (!read_small(path, buf, sizeof(buf))) {
+		/* cgroup v2: the "0::PATH" line. */
+		p = strstr(buf, "0::");
+		if (p && (p == buf || p[-1] == '\n'))
+			snprintf(pi->cgroup, sizeof(pi->cgroup), "%.*s",
+				 (int)strcspn(p + 3, "\n"), p + 3);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!read_small(path, buf, sizeof(buf))) {
+		/* NSpid: outermost first; the last is the innermost view. */
+		p = strstr(buf, "\nNSpid:");
+		if (p) {
+			char *line = p + 7, *end = strchr(line, '\n'), *tok;
+			long v;
+
+			if (end)
+				*end = '\0';
+			for (tok = strtok(line, " \t"); tok;
+			     tok = strtok(NULL, " \t")) {
+				v = strtol(tok, NULL, 10);
+				if (v > 0 && v <= INT32_MAX)
+					pi->nspid = (pid_t)v;
+			}
+		}
+	}
+	return 0;
+}
+
+int hs_registry__read_header(pid_t pid, uint64_t addr,
+			     struct heapscope_registry *h)
+{
+	struct iovec local = {h, sizeof(*h)}, remote = {(void *)addr,
+							 sizeof(*h)};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != sizeof(*h) || h->magic != HEAPSCOPE_REGISTRY_MAGIC ||
+	    h->version != HEAPSCOPE_REGISTRY_VERSION ||
+	    h->header_size != sizeof(*h))
+		return -EBADMSG;
+	return 0;
+}
+
+int hs_write_file_atomic(const char *path, const void *buf, size_t len)
+{
+	char tmp[PATH_MAX];
+	const char *p = buf;
+	int fd, err = 0;
+
+	if (!path || !strcmp(path, "-")) {
+		while (len) {
+			ssize_t n = write(STDOUT_FILENO, p, len);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return -EIO;
+			p += n;
+			len -= n;
+		}
+		return 0;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	while (len && !err) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;
+		else {
+			p += n;
+			len -= n;
+		}
+	}
+	if (!err && fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && fchmodat(AT_FDCWD, tmp, 0644, 0))
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
