@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
-  gnuplot-nox valgrind linux-perf sqlite3 python3 binutils procps
+  gnuplot-nox valgrind linux-perf sqlite3 python3 redis-tools binutils procps
 )
 
 missing=()

@@ -10,6 +10,7 @@ usage: report.py --dir RESULTS_TMP_DIR --out RESULTS_PREFIX
 import argparse
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -156,6 +157,7 @@ def memory_return(tmp, allocs):
         freed = events.get("freed", (float("nan"), 0))[0]
         res[a] = {
             "samples": samples, "trim": trim, "runner": runner,
+            "free_start": events.get("peak", (float("nan"), 0))[0],
             "start": events.get("start", (0, float("nan")))[1],
             "peak": max([s[1] for s in samples] + [events.get("peak", (0, 0))[1]]) if samples else float("nan"),
             "1s": at(freed + 1.0), "5s": events.get("idle5", (0, float("nan")))[1],
@@ -163,6 +165,30 @@ def memory_return(tmp, allocs):
             "end": events.get("end", (0, float("nan")))[1],
         }
     return res
+
+
+def top_functions(path, n):
+    """'fn (lib) Ir/pair, ...' from a callgrind output file, main excluded.
+    callgrind_annotate splits a function by source file (inlined headers)
+    and names the library on some lines only: sum by function name."""
+    if not os.path.exists(path) or not shutil.which("callgrind_annotate"):
+        return "n/a"
+    r = subprocess.run(["callgrind_annotate", path], text=True, capture_output=True)
+    irs, libs = {}, {}
+    for line in r.stdout.splitlines():
+        if line.startswith("-- Auto-annotated source"):
+            break
+        m = re.match(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+)(?:\s+\[(.*)\])?", line)
+        if not m or "PROGRAM" in line:
+            continue
+        fn = m.group(2).rsplit(":", 1)[-1]
+        irs[fn] = irs.get(fn, 0) + float(m.group(1).replace(",", ""))
+        if m.group(3):
+            libs[fn] = os.path.basename(m.group(3))
+    parts = [f"`{fn}` ({libs.get(fn, '?')}) {ir / n:.1f}"
+             for fn, ir in sorted(irs.items(), key=lambda kv: -kv[1])
+             if fn != "main" and ir / n >= 0.5]
+    return ", ".join(parts[:5]) if parts else "n/a"
 
 
 def plot(out, cells, order, allocs, mem):
@@ -190,6 +216,7 @@ def plot(out, cells, order, allocs, mem):
                       for i, a in enumerate(allocs))
     script = f"""
 set terminal pngcairo size 1600,1100 font ',10'
+set termoption noenhanced
 set output '{out}.png'
 set datafile missing 'n/a'
 set multiplot layout 2,1
@@ -216,8 +243,9 @@ unset multiplot
                 if a not in mem:
                     continue
                 f.write(f"# {a}\n")
+                t0 = mem[a]["free_start"] if math.isfinite(mem[a]["free_start"]) else 0.0
                 for s in mem[a]["samples"]:
-                    f.write(f"{s[0]} {s[1]:.1f}\n")
+                    f.write(f"{s[0] - t0:.3f} {s[1]:.1f}\n")
                 f.write("\n\n")
         present = [a for a in allocs if a in mem]
         lines = " , ".join(f"'{mdat}' index {i} using 1:2 with lines lw 2 title '{a}'"
@@ -226,11 +254,14 @@ unset multiplot
 reset
 set terminal pngcairo size 1200,700 font ',10'
 set output '{out}-memory.png'
-set title 'RSS over time: build a heap of small objects, free it all, idle 5 s, malloc_trim(0), idle 1 s'
-set xlabel 'seconds'
+set termoption noenhanced
+set title 'RSS over time: build a heap of small objects, free it all (from t = 0), idle 5 s, malloc_trim(0), idle 1 s'
+set xlabel 'seconds since the free loop started'
+set arrow from 0, graph 0 to 0, graph 1 nohead dt 2
+set label 'free' at 0.1, graph 0.97
 set ylabel 'RSS (MiB)'
 set grid
-set key top right
+set key right center
 plot {lines}
 """
     r = subprocess.run([gp], input=script, text=True, capture_output=True)
@@ -281,7 +312,7 @@ def main():
     md.append(f"- Peers (Debian 12 packages): jemalloc {meta.get('pkg.libjemalloc2')}, "
               f"tcmalloc (gperftools, minimal) {meta.get('pkg.libtcmalloc-minimal4')}, "
               f"mimalloc {meta.get('pkg.libmimalloc2.0')}; sqlite3 {meta.get('pkg.sqlite3')}, "
-              f"python3 {meta.get('pkg.python3')}, valgrind {meta.get('pkg.valgrind')}")
+              f"python3 {meta.get('pkg.python3')}, redis {meta.get('pkg.redis-tools')}, valgrind {meta.get('pkg.valgrind')}")
     md.append(f"- heapscope: commit {meta.get('commit')}; last allocator/ commit: "
               f"{meta.get('allocator_commit')}; state: **{meta.get('heapscope_state')}**")
     if loads:
@@ -403,6 +434,12 @@ def main():
         md.append(f"| {a} | {fmt(ipp.get((a, 'callgrind')), 1)} |" +
                   (f" {fmt(ipp.get((a, 'perf')), 1)} |" if has_perf else "") +
                   f" {fmt(statistics.median(ns) if ns else float('nan'), 2)} |")
+    md.append("")
+    md.append("Where the instructions go (callgrind_annotate of the 2 M-pair run, per pair, "
+              "functions above 0.5):")
+    md.append("")
+    for a in allocs:
+        md.append(f"- {a}: " + top_functions(os.path.join(tmp, f"callgrind-{a}.out"), 2000000))
     if not has_perf:
         md.append("")
         md.append(f"`perf stat -e instructions` is not usable on this machine ({perf_note}): "
@@ -470,8 +507,13 @@ def main():
     md.append("Sources in `bench/workloads/` (one file each; the header comment of each says what it "
               "models). `sqlite3`: Debian's sqlite3 on `:memory:` running `bench/programs/"
               "sqlite_workload.sql`; `python3`: Debian's /usr/bin/python3 with PYTHONMALLOC=malloc "
-              "running `bench/programs/python_workload.py`. Both are single-process and run at 1 "
-              "thread only. redis-server is not included: see bench/README.md.")
+              "running `bench/programs/python_workload.py`; `redis`: Debian's redis-server (7.0) "
+              "under the allocator, driven by redis-benchmark on 127.0.0.1 (pipelined SET, GET, "
+              "INCR, LPUSH, LPOP, SADD, HSET, SPOP); wall time is the client's, peak RSS the "
+              "server's. Debian links redis against libjemalloc.so.2 dynamically but calls plain "
+              "malloc/free, so preloading interposes; its glibc column preloads "
+              "`bench/workloads/glibc_shim.c` (else jemalloc would serve it). These three run at "
+              "1 thread only.")
     with open(out + ".md", "w") as f:
         f.write("\n".join(md) + "\n")
 

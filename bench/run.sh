@@ -138,6 +138,7 @@ WORKLOADS=(
 	"thread_churn|1|-|$B/thread_churn -s $SCALE -t"
 	"sqlite3|0|$TMP/sqlite.sql|/usr/bin/sqlite3 :memory:"
 	"python3|0|-|env PYTHONMALLOC=malloc $PY $BENCH/programs/python_workload.py $SCALE"
+	"redis|0|-|REDIS"
 )
 if [ -n "$ONLY_WL" ]; then
 	sel=()
@@ -160,7 +161,7 @@ fi
 	echo "nproc=$(nproc)"
 	echo "kernel=$(uname -r)"
 	echo "glibc=$(ldd --version | head -1 | awk '{print $NF}')"
-	for p in libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 sqlite3 python3 valgrind; do
+	for p in libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 sqlite3 python3 redis-tools valgrind; do
 		echo "pkg.$p=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo none)"
 	done
 	echo "commit=$(git -C "$ROOT" log -1 --format='%h %s' 2>/dev/null)"
@@ -191,6 +192,38 @@ run_one() {
 	"$RUNNER" $opts "${io[@]}" -t "$to" -- "$@"
 }
 
+# run_redis ALLOC_OPTS SCALE: redis-server under the allocator, redis-benchmark
+# (not preloaded) as the client on 127.0.0.1. Debian's redis links
+# libjemalloc.so.2 dynamically but calls plain malloc/free/realloc, so a
+# preload interposes; for "glibc" the shim routes them to glibc (without it
+# the NEEDED jemalloc would serve them). Wall time is the client's run; peak
+# RSS is the server's. The server binary is redis-tools' redis-check-rdb,
+# the same program, started under the name redis-server (no system service).
+REDIS_PORT=16379
+run_redis() {
+	local opts=$1 n res wall status
+	n=$(awk -v s="$2" 'BEGIN { printf "%d", 100000 * s }')
+	opts=${opts/-u LD_PRELOAD/-e LD_PRELOAD=$B/libglibc_shim.so}
+	# shellcheck disable=SC2086
+	"$RUNNER" $opts -o "$TMP/redis.log" -t 300 -- bash -c "exec -a redis-server \
+		/usr/bin/redis-check-rdb --port $REDIS_PORT --bind 127.0.0.1 --save '' \
+		--appendonly no" >"$TMP/redis.res" &
+	local srv=$!
+	for _ in $(seq 50); do
+		redis-cli -p $REDIS_PORT ping >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	res=$("$RUNNER" -u LD_PRELOAD -t 120 -- redis-benchmark -h 127.0.0.1 -p $REDIS_PORT \
+		-q -n "$n" -P 16 -r 100000 -d 128 -t set,get,incr,lpush,lpop,sadd,hset,spop)
+	redis-cli -p $REDIS_PORT shutdown nosave >/dev/null 2>&1 || true
+	wait "$srv" || true
+	wall=$(cut -f1 <<<"$res")
+	status=$(cut -f3 <<<"$res")
+	[ "$status" = ok ] && status=$(cut -f3 "$TMP/redis.res")
+	[ "$status" = ok ] && ! grep -q 'ready to exit' "$TMP/redis.log" && status=server-died
+	printf '%s\t%s\t%s\n' "$wall" "$(cut -f2 "$TMP/redis.res")" "$status"
+}
+
 # ---- phase 5: the workloads, interleaved --------------------------------------
 RAW=$TMP/raw.tsv
 printf 'workload\tthreads\tallocator\trun\twall_s\tmaxrss_kib\tstatus\n' >"$RAW"
@@ -209,7 +242,11 @@ for run in $(seq 1 "$RUNS"); do
 				aname=${a%%|*}
 				aopts=${a#*|}
 				# shellcheck disable=SC2086
-				res=$(run_one "$aopts" "$win" - 120 $args)
+				if [ "$wcmd" = REDIS ]; then
+					res=$(run_redis "$aopts" "$SCALE")
+				else
+					res=$(run_one "$aopts" "$win" - 120 $args)
+				fi
 				printf '%s\t%s\t%s\t%s\t%s\n' "$wname" "$T" "$aname" "$run" "$res" >>"$RAW"
 				log "run $run/$RUNS T=$T $wname $aname: $res"
 			done
@@ -250,7 +287,9 @@ for a in "${ALLOCS[@]}"; do
 			esac
 		done
 		envs=(env "${unsets[@]}" "${sets[@]}")
-		ir=$("${envs[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		cgout=/dev/null
+		[ "$n" = 2000000 ] && cgout=$TMP/callgrind-$aname.out
+		ir=$("${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$cgout" \
 			"$B/fastpath" "$n" 2>&1 >/dev/null | awk '/Collected :/ { print $NF }' | tail -1) || true
 		printf '%s\tcallgrind\t%s\t%s\n' "$aname" "$n" "${ir:-nan}" >>"$CG"
 		if [ "$PERF_OK" = 1 ]; then
