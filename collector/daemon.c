@@ -41,6 +41,8 @@
 
 static volatile sig_atomic_t exiting, dump_requested;
 
+#define RESCAN_MS 10000 /* /proc rescan for copies not attached yet */
+
 static const char usage[] =
 	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT]\n"
 	"                        [--allow-remote] [--dump-dir DIR] [-v]\n"
@@ -293,6 +295,8 @@ static int parse_args(int argc, char **argv, struct hs_daemon *d)
 
 /* ------------------------------------------------------------ processes */
 
+static int attach_object(struct hs_daemon *d, const char *path);
+
 struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid)
 {
 	struct hs_proc *p = d->buckets[(uint32_t)pid % HS_DAEMON_BUCKETS];
@@ -418,6 +422,16 @@ static struct hs_proc *proc_new(struct hs_daemon *d, pid_t pid,
 	else if (!p->gone)
 		find_target(d, pid, &p->t);
 	track(d, pid, true);
+	if (!p->gone && p->t.open_path[0] && d->skel) {
+		int aerr = attach_object(d, p->t.open_path);
+
+		if (aerr)
+			fprintf(stderr,
+				"heapscope daemon: pid %d: cannot attach to "
+				"its copy %s: %s; only its registry is "
+				"read\n",
+				pid, p->t.path, strerror(-aerr));
+	}
 	if (!p->gone) {
 		p->ev.syms = hs_syms__new(pid);
 		read_registry(d, p);
@@ -723,37 +737,61 @@ static void dump_all(struct hs_daemon *d)
 
 /* ------------------------------------------------------------ main */
 
-static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel,
-		      struct bpf_link **links, size_t *nlinks)
+/*
+ * Attach the USDT programs for every process (pid -1) to the object at
+ * path, once per inode: uprobes live on the inode, so a container's own
+ * copy of the library (reached through /proc/PID/root) needs its own.
+ */
+static int attach_object(struct hs_daemon *d, const char *path)
 {
+	struct heapscope_bpf *skel = d->skel;
 	struct bpf_program *progs[] = {skel->progs.handle_sample_free,
 				       skel->progs.handle_sample_alloc,
 				       skel->progs.handle_rate_change};
 	const char *names[] = {"sample_free", "sample_alloc", "rate_change"};
+	struct stat st;
+	size_t first = d->nlinks;
 
-	for (size_t l = 0; l < d->nlibs; l++) {
-		char real[PATH_MAX];
-		const char *path =
-			realpath(d->libs[l], real) ? real : d->libs[l];
+	if (stat(path, &st))
+		return -errno;
+	for (size_t i = 0; i < d->nobjs; i++)
+		if (d->objs[i].dev == st.st_dev && d->objs[i].ino == st.st_ino)
+			return 0;
+	if (d->nobjs == HS_DAEMON_MAX_OBJS)
+		return -ENOSPC;
+	for (size_t i = 0; i < 3; i++) {
+		struct bpf_link *link = bpf_program__attach_usdt(
+			progs[i], -1, path, HEAPSCOPE_PROVIDER, names[i], NULL);
 
-		for (size_t i = 0; i < 3; i++) {
-			struct bpf_link *link = bpf_program__attach_usdt(
-				progs[i], -1, path, HEAPSCOPE_PROVIDER,
-				names[i], NULL);
+		if (!link) {
+			int err = -errno;
 
-			if (!link) {
-				int err = -errno;
-
-				fprintf(stderr,
-					"heapscope daemon: cannot attach to "
-					"%s:%s in %s: %s (is it built with "
-					"the heapscope probes?)\n",
-					HEAPSCOPE_PROVIDER, names[i], path,
-					strerror(-err));
-				return err;
-			}
-			links[(*nlinks)++] = link;
+			fprintf(stderr,
+				"heapscope daemon: cannot attach to %s:%s in "
+				"%s: %s (is it built with the heapscope "
+				"probes?)\n",
+				HEAPSCOPE_PROVIDER, names[i], path,
+				strerror(-err));
+			while (d->nlinks > first)
+				bpf_link__destroy(d->links[--d->nlinks]);
+			return err;
 		}
+		d->links[d->nlinks++] = link;
+	}
+	d->objs[d->nobjs].dev = st.st_dev;
+	d->objs[d->nobjs++].ino = st.st_ino;
+	if (d->verbose)
+		fprintf(stderr, "heapscope daemon: attached to %s\n", path);
+	return 0;
+}
+
+static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel)
+{
+	for (size_t l = 0; l < d->nlibs; l++) {
+		int err = attach_object(d, d->libs[l]);
+
+		if (err)
+			return err;
 	}
 	skel->links.handle_exit = bpf_program__attach(skel->progs.handle_exit);
 	skel->links.handle_exec = bpf_program__attach(skel->progs.handle_exec);
@@ -767,12 +805,10 @@ int hs_daemon_main(int argc, char **argv)
 {
 	static struct hs_daemon d;
 	struct sigaction sa = {.sa_handler = on_signal};
-	struct bpf_link *links[HS_DAEMON_MAX_LIBS * 3];
 	struct heapscope_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	size_t nlinks = 0;
 	void *http = NULL;
-	uint64_t last_sweep = 0;
+	uint64_t last_sweep = 0, last_scan = mono_ms();
 	int err, epfd;
 
 	/* Parse, check. */
@@ -825,7 +861,7 @@ int hs_daemon_main(int argc, char **argv)
 
 	/* Attach (every process), then scan the running ones: a sample is
 	 * in the registry, in the ring buffer, or both (deduplicated). */
-	err = attach_all(&d, skel, links, &nlinks);
+	err = attach_all(&d, skel);
 	if (err)
 		goto cleanup;
 	pthread_mutex_lock(&d.lock);
@@ -863,6 +899,12 @@ int hs_daemon_main(int argc, char **argv)
 			sweep(&d);
 			last_sweep = mono_ms();
 		}
+		/* New processes mapping an object not attached yet (another
+		 * copy) fire no events: find them by a slow rescan. */
+		if (mono_ms() - last_scan >= RESCAN_MS) {
+			scan_proc(&d);
+			last_scan = mono_ms();
+		}
 		if (dump_requested) {
 			dump_requested = 0;
 			read_lost(&d, skel);
@@ -877,8 +919,8 @@ int hs_daemon_main(int argc, char **argv)
 
 cleanup:
 	hs_http__stop(http);
-	for (size_t i = 0; i < nlinks; i++)
-		bpf_link__destroy(links[i]);
+	for (size_t i = 0; i < d.nlinks; i++)
+		bpf_link__destroy(d.links[i]);
 	ring_buffer__free(rb);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
 		while (d.buckets[b])

@@ -11,11 +11,13 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "heapscope.h"
 
 #define HS_DAEMON_BUCKETS 1024
 #define HS_DAEMON_MAX_LIBS 16
+#define HS_DAEMON_MAX_OBJS 64
 
 /* An /debug/pprof/allocs window: the allocs seen for one pid while an
  * HTTP request waits.  Owned by the request; the process only links it. */
@@ -53,9 +55,18 @@ struct hs_daemon {
 	bool allow_remote;
 	const char *dump_dir;
 	bool verbose;
-	/* BPF side (opaque here: struct heapscope_bpf *) */
+	/* BPF side (opaque here: struct heapscope_bpf *, struct bpf_link *) */
 	void *skel;
 	int tracked_fd; /* tracked_pids map */
+	/* Objects with probes attached for every process, by inode: --lib
+	 * and other copies found in processes (containers' own images). */
+	struct hs_attached_obj {
+		dev_t dev;
+		ino_t ino;
+	} objs[HS_DAEMON_MAX_OBJS];
+	size_t nobjs;
+	void *links[HS_DAEMON_MAX_OBJS * 3];
+	size_t nlinks;
 	/* counters */
 	uint64_t allocs, frees, bad, procs_seen, procs_freed;
 	uint64_t lost[4]; /* HS_LOST_* totals, refreshed by the main thread */

@@ -270,8 +270,16 @@ static enum MHD_Result processes(struct hs_daemon *d, struct MHD_Connection *c)
 	pthread_mutex_lock(&d->lock);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++) {
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
+			struct heapscope_registry h;
+			int64_t period = p->ev.period;
+
 			if (p->gone)
 				continue;
+			/* The registry is authoritative for the period (a
+			 * rate_change event may have been lost). */
+			if (p->reg_addr &&
+			    !hs_registry__read_header(p->pid, p->reg_addr, &h))
+				period = h.sample_period;
 			fprintf(f,
 				"%s\n {\"pid\": %d, \"nspid\": %d, "
 				"\"comm\": ",
@@ -290,7 +298,7 @@ static enum MHD_Result processes(struct hs_daemon *d, struct MHD_Connection *c)
 				"%llu, \"lost_events\": %llu}",
 				(unsigned long long)p->start_time,
 				hs_profile__live(p->ev.prof),
-				hs_daemon__inuse(p), (long long)p->ev.period,
+				hs_daemon__inuse(p), (long long)period,
 				(unsigned long long)(p->ev.allocs +
 						     p->ev.frees),
 				(unsigned long long)hs_profile__seq_lost(

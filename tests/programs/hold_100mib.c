@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	for (;;) {
 		if (churn)
-			for (int i = 0; i < 64; i++)
+			for (int i = 0; i < 4; i++)
 				churn_allocs();
 		nanosleep(&ts, NULL);
 	}
