@@ -174,8 +174,13 @@ kill_mid_scrape)
 	;;
 container)
 	command -v unshare >/dev/null || skip "no unshare (util-linux)"
-	HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=7 LD_PRELOAD=$LIB \
-		unshare --pid --fork --mount --mount-proc "$HOLD" >"$work/t.out" 2>&1 &
+	# The "container" ships its own copy of the library (another inode):
+	# the daemon must find it in the process's maps and attach to it too.
+	mkdir "$work/image"
+	cp "$LIB" "$work/image/libheapscope.so"
+	HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=7 \
+		LD_PRELOAD=$work/image/libheapscope.so \
+		unshare --pid --fork --mount --mount-proc "$HOLD" churn >"$work/t.out" 2>&1 &
 	upid=$!
 	tpids+=("$upid")
 	wait_ready "$work/t.out"
@@ -190,6 +195,10 @@ container)
 		fail "/processes lacks host pid $tpid / nspid 1: $(cat "$work/procs.json")"
 	go tool pprof -raw "$URL/debug/pprof/heap?pid=$tpid" 2>/dev/null | grep -q 'nspid:\[1\]' ||
 		fail "no nspid label"
+	c=$(http_code "$URL/debug/pprof/allocs?pid=$tpid&seconds=1")
+	[ "$c" = 200 ] || fail "allocs gave $c"
+	go tool pprof -top "$work/body" 2>/dev/null | grep -q churn_allocs ||
+		fail "no events from the container's copy of the library"
 	echo "PASS: process in PID+mount namespaces profiled from the host (host pid $tpid, nspid 1)"
 	;;
 sighup_rate)
