@@ -100,6 +100,12 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 					     : "inuse_requested_space",
 			      "bytes");
 	pprof_add_sample_type(x.b, "samples", "count");
+	if (m->residency) {
+		pprof_add_sample_type(x.b, "resident_space", "bytes");
+		pprof_add_sample_type(x.b, "swapped_space", "bytes");
+		pprof_add_sample_type(x.b, "not_resident_space", "bytes");
+		pprof_add_sample_type(x.b, "huge_space", "bytes");
+	}
 	if (m->period > 0)
 		pprof_set_period(x.b, "space", "bytes", m->period);
 	else
@@ -121,16 +127,19 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_stack_agg *a = &aggs[i];
-		int64_t vals[4] = {round_i64(a->objects), round_i64(a->inuse),
+		int64_t vals[8] = {round_i64(a->objects), round_i64(a->inuse),
 				   round_i64(a->requested),
-				   (int64_t)a->samples};
+				   (int64_t)a->samples,	      round_i64(a->resident),
+				   round_i64(a->swapped),     round_i64(a->not_resident),
+				   round_i64(a->huge)};
 		uint32_t depth = a->depth;
 
 		if (depth > HEAPSCOPE_MAX_FRAMES)
 			depth = HEAPSCOPE_MAX_FRAMES;
 		for (uint32_t k = 0; k < depth; k++)
 			locs[k] = location_for(&x, a->stack[k]);
-		err = pprof_add_sample(x.b, locs, depth, vals, 4, labels, nl);
+		err = pprof_add_sample(x.b, locs, depth, vals,
+				       m->residency ? 8 : 4, labels, nl);
 		if (err)
 			goto out;
 	}

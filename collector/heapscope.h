@@ -25,6 +25,12 @@ enum hs_value {
 	HS_VALUE_INUSE = 0, /* estimated allocated bytes a*W/(r+1) (default) */
 	HS_VALUE_REQUESTED, /* estimated requested bytes r*W/(r+1) */
 	HS_VALUE_OBJECTS,   /* estimated objects W/(r+1) */
+	/* residency (residency.c): inuse scaled by the fraction of the
+	 * sample's OS pages in that state */
+	HS_VALUE_RESIDENT,     /* present, not the shared zero page */
+	HS_VALUE_SWAPPED,      /* swapped out */
+	HS_VALUE_NOT_RESIDENT, /* never touched (or zero page, or dropped) */
+	HS_VALUE_HUGE,	       /* backed by a THP / huge page */
 };
 
 enum hs_format {
@@ -105,6 +111,19 @@ int hs_registry__locate(const struct hs_target *t, uint64_t *addr);
 
 /* ------------------------------------------------------------ profile */
 
+/* Residency of one sample's OS pages (4 KiB), residency.c. */
+struct hs_page_res {
+	uint32_t pages;	  /* OS pages under [ptr, ptr + allocated) */
+	uint32_t present; /* pagemap present (includes zero-page mappings) */
+	uint32_t swapped; /* pagemap swapped */
+	uint32_t exclusive; /* present and mapped by this process only */
+	/* from /proc/kpageflags, present pages with a PFN only: */
+	uint32_t zero, huge, compound_head, compound_tail;
+	uint32_t dirty, referenced, active, ksm;
+	uint8_t valid;	     /* scanned */
+	uint8_t flags_known; /* kpageflags read (root) */
+};
+
 struct hs_sample {
 	uint64_t seq; /* record id */
 	uint64_t ptr;
@@ -114,6 +133,8 @@ struct hs_sample {
 	uint32_t tid;
 	uint32_t depth;			      /* <= HEAPSCOPE_MAX_FRAMES */
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* innermost first */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC of the allocation, 0 = ? */
+	struct hs_page_res res; /* filled by hs_residency__scan */
 };
 
 /* One distinct raw stack with its summed estimates. */
@@ -124,6 +145,9 @@ struct hs_stack_agg {
 	double inuse;	  /* bytes */
 	double requested; /* bytes */
 	double objects;	  /* count */
+	/* residency estimates, bytes (0 unless the samples were scanned) */
+	double resident, swapped, not_resident, huge;
+	uint64_t res_samples; /* samples with residency */
 };
 
 struct hs_profile;
@@ -147,11 +171,39 @@ void hs_profile__reset(struct hs_profile *p);
 void hs_profile__for_each(const struct hs_profile *p,
 			  void (*fn)(void *ctx, const struct hs_sample *s),
 			  void *ctx);
+/* Live samples as an array of pointers into the profile (valid until the
+ * next change of p); *out is malloc'd.  For residency scans. */
+int hs_profile__samples(struct hs_profile *p, struct hs_sample ***out,
+			size_t *n);
 /* Sum live samples per distinct stack; *out is malloc'd. */
 int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
 			  size_t *n);
 double hs_sample_estimate(const struct hs_sample *s, enum hs_value v);
 double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v);
+
+/* ------------------------------------------------------------ residency */
+
+struct hs_residency;
+
+/* Open /proc/PID/pagemap (and /proc/kpageflags if readable). */
+int hs_residency__open(struct hs_residency **out, pid_t pid);
+void hs_residency__close(struct hs_residency *r);
+/* Read /proc/kpageflags for present pages (default on; off: pagemap only,
+ * zero pages still recognised by PFN, huge/dirty/... stay 0). */
+void hs_residency__set_kpageflags(struct hs_residency *r, bool on);
+/*
+ * Fill ss[i]->res for n samples: pagemap entries for each sample's OS pages
+ * (batched: nearby samples share one pread), kpageflags for present PFNs
+ * (sorted, batched).  Samples with impossible addresses get res.valid = 0.
+ * -errno on a read error (e.g. -ESRCH/-ENOENT: the process is gone).
+ */
+int hs_residency__scan(struct hs_residency *r, struct hs_sample *const *ss,
+		       size_t n);
+/* Fraction (0..1) of the sample's pages in state v (HS_VALUE_RESIDENT,
+ * _SWAPPED, _NOT_RESIDENT, _HUGE); 0 when not scanned. */
+double hs_res_fraction(const struct hs_page_res *res, enum hs_value v);
+/* Scan every live sample of p in process pid: 0 or -errno. */
+int hs_profile__scan_residency(struct hs_profile *p, pid_t pid);
 
 /* ------------------------------------------------------------ symbols */
 
@@ -247,6 +299,8 @@ struct hs_pprof_meta {
 	const char *const *comments; /* notes: lost events, sampling cost */
 	size_t ncomments;
 	bool allocs; /* alloc_* (window) instead of inuse_* sample types */
+	bool residency; /* add resident_space, swapped_space,
+			 * not_resident_space, huge_space (bytes) */
 };
 
 /*

@@ -45,7 +45,10 @@ static const char usage[] =
 	"                       for go tool pprof), text (short top list)\n"
 	"      --value V        inuse (estimated allocated bytes, default),\n"
 	"                       requested (estimated requested bytes),\n"
-	"                       objects (estimated number of objects)\n"
+	"                       objects (estimated number of objects),\n"
+	"                       resident, swapped, not_resident, huge\n"
+	"                       (inuse scaled by the sample's page states;\n"
+	"                       docs/profiles.md)\n"
 	"      --lib PATH       object with the probes: a path, or a "
 	"file-name\n"
 	"                       prefix (default: libheapscope, else any "
@@ -72,6 +75,14 @@ int hs_parse_value(const char *s, enum hs_value *out)
 		*out = HS_VALUE_REQUESTED;
 	else if (!strcmp(s, "objects") || !strcmp(s, "inuse_objects"))
 		*out = HS_VALUE_OBJECTS;
+	else if (!strcmp(s, "resident"))
+		*out = HS_VALUE_RESIDENT;
+	else if (!strcmp(s, "swapped"))
+		*out = HS_VALUE_SWAPPED;
+	else if (!strcmp(s, "not_resident"))
+		*out = HS_VALUE_NOT_RESIDENT;
+	else if (!strcmp(s, "huge"))
+		*out = HS_VALUE_HUGE;
 	else
 		return -EINVAL;
 	return 0;
@@ -84,6 +95,14 @@ const char *hs_value_name(enum hs_value v)
 		return "requested bytes";
 	case HS_VALUE_OBJECTS:
 		return "objects";
+	case HS_VALUE_RESIDENT:
+		return "resident bytes";
+	case HS_VALUE_SWAPPED:
+		return "swapped bytes";
+	case HS_VALUE_NOT_RESIDENT:
+		return "not-resident bytes";
+	case HS_VALUE_HUGE:
+		return "huge-page bytes";
 	default:
 		return "inuse bytes";
 	}
@@ -168,7 +187,9 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 			if (hs_parse_value(optarg, &o->value)) {
 				fprintf(stderr,
 					"heapscope: invalid --value '%s' "
-					"(inuse, requested or objects)\n",
+					"(inuse, requested, objects, "
+					"resident, swapped, not_resident, "
+					"huge)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -390,6 +411,7 @@ static int write_report(const struct hs_options *o, const struct hs_target *t,
 		.time_nanos = (int64_t)start_ns,
 		.duration_nanos = (int64_t)(now - start_ns),
 		.comments = cptr,
+		.residency = true,
 	};
 
 	if (!hs_registry__locate(t, &addr) &&
@@ -556,6 +578,15 @@ static int record(const struct hs_options *o)
 
 	/* Report. */
 	hs_syms__sync(ev.syms);
+	if (!ev.exited && process_alive(o->pid)) {
+		int rerr = hs_profile__scan_residency(ev.prof, o->pid);
+
+		if (rerr)
+			fprintf(stderr,
+				"heapscope: warning: residency not read: %s "
+				"(needs root for /proc/kpageflags)\n",
+				strerror(-rerr));
+	}
 	err = hs_profile__aggregate(ev.prof, &aggs, &naggs);
 	if (!err)
 		err = hs_folded__build(aggs, naggs, o->value,

@@ -252,10 +252,34 @@ double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v)
 		return a->requested;
 	case HS_VALUE_OBJECTS:
 		return a->objects;
+	case HS_VALUE_RESIDENT:
+		return a->resident;
+	case HS_VALUE_SWAPPED:
+		return a->swapped;
+	case HS_VALUE_NOT_RESIDENT:
+		return a->not_resident;
+	case HS_VALUE_HUGE:
+		return a->huge;
 	case HS_VALUE_INUSE:
 	default:
 		return a->inuse;
 	}
+}
+
+int hs_profile__samples(struct hs_profile *p, struct hs_sample ***out,
+			size_t *n)
+{
+	struct hs_sample **arr = malloc((p->live ? p->live : 1) * sizeof(*arr));
+	size_t k = 0;
+
+	if (!arr)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->cap && k < p->live; i++)
+		if (p->slots[i].seq && p->slots[i].s)
+			arr[k++] = p->slots[i].s;
+	*out = arr;
+	*n = k;
+	return 0;
 }
 
 /* Aggregation: a second open-addressing table keyed by the stack. */
@@ -305,6 +329,18 @@ found:
 	a->inuse += hs_sample_estimate(s, HS_VALUE_INUSE);
 	a->requested += hs_sample_estimate(s, HS_VALUE_REQUESTED);
 	a->objects += hs_sample_estimate(s, HS_VALUE_OBJECTS);
+	if (s->res.valid) {
+		double inuse = hs_sample_estimate(s, HS_VALUE_INUSE);
+
+		/* docs/profiles.md: each sample's page fractions, scaled by
+		 * its estimate a*W/(r+1) */
+		a->res_samples++;
+		a->resident += inuse * hs_res_fraction(&s->res, HS_VALUE_RESIDENT);
+		a->swapped += inuse * hs_res_fraction(&s->res, HS_VALUE_SWAPPED);
+		a->not_resident +=
+			inuse * hs_res_fraction(&s->res, HS_VALUE_NOT_RESIDENT);
+		a->huge += inuse * hs_res_fraction(&s->res, HS_VALUE_HUGE);
+	}
 }
 
 int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
