@@ -296,6 +296,9 @@ static int parse_args(int argc, char **argv, struct hs_daemon *d)
 /* ------------------------------------------------------------ processes */
 
 static int attach_object(struct hs_daemon *d, const char *path);
+static struct hs_symref *symref_new(pid_t pid);
+static void symref_put(struct hs_symref *r);
+static void symref_check(struct hs_symref *r, const uint64_t *a, size_t n);
 
 struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid)
 {
@@ -331,7 +334,7 @@ static void proc_free(struct hs_daemon *d, struct hs_proc *p)
 		w->proc = NULL;
 	}
 	track(d, p->pid, false);
-	hs_syms__free(p->ev.syms);
+	symref_put(p->sym);
 	hs_profile__free(p->ev.prof);
 	d->nprocs--;
 	d->procs_freed++;
@@ -367,8 +370,7 @@ static void read_registry(struct hs_daemon *d, struct hs_proc *p)
 		};
 
 		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
-		if (p->ev.syms)
-			hs_syms__check(p->ev.syms, s.stack, s.depth);
+		symref_check(p->sym, s.stack, s.depth);
 		hs_profile__alloc(p->ev.prof, &s);
 	}
 	p->reg_period = snap.hdr.sample_period;
@@ -433,7 +435,7 @@ static struct hs_proc *proc_new(struct hs_daemon *d, pid_t pid,
 				pid, p->t.path, strerror(-aerr));
 	}
 	if (!p->gone) {
-		p->ev.syms = hs_syms__new(pid);
+		p->sym = symref_new(pid);
 		read_registry(d, p);
 	}
 	p->next = d->buckets[b];
@@ -501,7 +503,10 @@ static void sweep(struct hs_daemon *d)
 				proc_free(d, p);
 				continue;
 			}
-			hs_syms__tick(p->ev.syms);
+			if (p->sym && !pthread_mutex_trylock(&p->sym->lock)) {
+				hs_syms__tick(p->sym->syms);
+				pthread_mutex_unlock(&p->sym->lock);
+			}
 		}
 	}
 }
@@ -576,6 +581,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	if (e->type == HS_EV_ALLOC) {
 		d->allocs++;
+		symref_check(p->sym, (const uint64_t *)e->stack, e->depth);
 		if (p->windows)
 			window_add(p, e);
 	} else if (e->type == HS_EV_FREE) {
@@ -609,16 +615,41 @@ static void read_lost(struct hs_daemon *d, struct heapscope_bpf *skel)
 
 /* ------------------------------------------------------------ profiles */
 
-int hs_daemon__profile(struct hs_daemon *d, struct hs_proc *p,
-		       struct hs_window *w, enum hs_format fmt,
-		       uint64_t start_ns, uint8_t **out, size_t *len)
+static struct hs_symref *symref_new(pid_t pid)
 {
-	struct hs_stack_agg *aggs = NULL;
-	struct hs_folded_line *lines = NULL;
+	struct hs_symref *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
+	r->refs = 1;
+	r->syms = hs_syms__new(pid);
+	return r;
+}
+
+static void symref_put(struct hs_symref *r)
+{
+	if (!r || --r->refs)
+		return;
+	hs_syms__free(r->syms);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+/* A hint for the maps snapshot; skipped while a scrape symbolizes. */
+static void symref_check(struct hs_symref *r, const uint64_t *a, size_t n)
+{
+	if (!r || !r->syms || pthread_mutex_trylock(&r->lock))
+		return;
+	hs_syms__check(r->syms, a, n);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
+			struct hs_window *w, uint64_t start_ns,
+			struct hs_snapshot *snap)
+{
 	struct heapscope_registry h;
-	size_t naggs = 0, nlines = 0;
-	char comments[4][160];
-	const char *cptr[4];
 	struct hs_report_stats st = {
 		.pid = p->pid,
 		.nspid = p->info.nspid,
@@ -629,69 +660,106 @@ int hs_daemon__profile(struct hs_daemon *d, struct hs_proc *p,
 		.lost_stack = d->lost[HS_LOST_STACK],
 		.period = p->ev.period,
 	};
-	struct hs_pprof_meta meta = {
+	int err;
+
+	memset(snap, 0, sizeof(*snap));
+	snap->info = p->info;
+	snap->meta = (struct hs_pprof_meta){
 		.pid = p->pid,
 		.nspid = p->info.nspid,
-		.comm = p->info.comm,
-		.cgroup = p->info.cgroup,
+		.comm = snap->info.comm,
+		.cgroup = snap->info.cgroup,
 		.period = p->ev.period,
 		.time_nanos = (int64_t)start_ns,
 		.duration_nanos = (int64_t)(wall_ns() - start_ns),
-		.comments = cptr,
+		.comments = snap->cptr,
 		.allocs = w != NULL,
 	};
-	char *text = NULL;
-	size_t tlen = 0;
-	FILE *f;
-	int err;
-
 	if (p->reg_addr && !hs_registry__read_header(p->pid, p->reg_addr, &h)) {
 		st.sampled_bytes = h.sampled_bytes;
 		st.records = h.live;
-		if (h.sample_period > 0) {
-			st.period = h.sample_period;
-			meta.period = h.sample_period;
-		}
+		if (h.sample_period > 0)
+			st.period = snap->meta.period = h.sample_period;
 	}
-	meta.ncomments = hs_report__comments(comments, 4, &st);
-	for (size_t i = 0; i < meta.ncomments; i++)
-		cptr[i] = comments[i];
-	hs_syms__sync(p->ev.syms);
-	err = hs_profile__aggregate(w ? w->prof : p->ev.prof, &aggs, &naggs);
+	snap->meta.ncomments = hs_report__comments(snap->comments, 4, &st);
+	for (size_t i = 0; i < snap->meta.ncomments; i++)
+		snap->cptr[i] = snap->comments[i];
+	err = hs_profile__aggregate(w ? w->prof : p->ev.prof, &snap->aggs,
+				    &snap->naggs);
 	if (err)
 		return err;
-	if (fmt == HS_FORMAT_PPROF) {
-		err = hs_pprof__build(aggs, naggs, p->ev.syms, &meta, out, len);
-		goto out;
+	snap->sym = p->sym;
+	if (snap->sym)
+		snap->sym->refs++;
+	return 0;
+}
+
+void hs_daemon__release(struct hs_daemon *d, struct hs_snapshot *snap)
+{
+	(void)d;
+	symref_put(snap->sym);
+	snap->sym = NULL;
+	free(snap->aggs);
+	snap->aggs = NULL;
+}
+
+static int render_locked(struct hs_snapshot *snap, struct hs_syms *syms,
+			 enum hs_format fmt, uint8_t **out, size_t *len)
+{
+	struct hs_folded_line *lines = NULL;
+	size_t nlines = 0, tlen = 0;
+	char *text = NULL;
+	FILE *f;
+	int err;
+
+	if (syms) {
+		for (size_t i = 0; i < snap->naggs; i++)
+			hs_syms__check(syms, snap->aggs[i].stack,
+				       snap->aggs[i].depth);
+		hs_syms__sync(syms);
 	}
-	err = hs_folded__build(aggs, naggs, HS_VALUE_INUSE,
-			       p->ev.syms ? hs_syms__name : NULL, p->ev.syms,
-			       &lines, &nlines);
+	if (fmt == HS_FORMAT_PPROF)
+		return hs_pprof__build(snap->aggs, snap->naggs, syms,
+				       &snap->meta, out, len);
+	err = hs_folded__build(snap->aggs, snap->naggs, HS_VALUE_INUSE,
+			       syms ? hs_syms__name : NULL, syms, &lines,
+			       &nlines);
 	if (err)
-		goto out;
+		return err;
 	f = open_memstream(&text, &tlen);
 	if (!f) {
-		err = -ENOMEM;
-		goto out;
+		hs_folded__free(lines, nlines);
+		return -ENOMEM;
 	}
 	if (fmt == HS_FORMAT_TEXT) {
-		for (size_t i = 0; i < meta.ncomments; i++)
-			fprintf(f, "# %s\n", comments[i]);
+		for (size_t i = 0; i < snap->meta.ncomments; i++)
+			fprintf(f, "# %s\n", snap->comments[i]);
 		err = hs_text__write(f, lines, nlines, HS_VALUE_INUSE);
 	} else {
 		err = hs_folded__write(f, lines, nlines);
 	}
 	if (fclose(f) && !err)
 		err = -ENOMEM;
+	hs_folded__free(lines, nlines);
 	if (err) {
 		free(text);
-		goto out;
+		return err;
 	}
 	*out = (uint8_t *)text;
 	*len = tlen;
-out:
-	hs_folded__free(lines, nlines);
-	free(aggs);
+	return 0;
+}
+
+int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,
+		      uint8_t **out, size_t *len)
+{
+	int err;
+
+	if (!snap->sym)
+		return render_locked(snap, NULL, fmt, out, len);
+	pthread_mutex_lock(&snap->sym->lock);
+	err = render_locked(snap, snap->sym->syms, fmt, out, len);
+	pthread_mutex_unlock(&snap->sym->lock);
 	return err;
 }
 
@@ -715,8 +783,13 @@ static void dump_all(struct hs_daemon *d)
 			snprintf(path, sizeof(path), "%s/heap-%d-%llu.pb.gz",
 				 d->dump_dir, p->pid,
 				 (unsigned long long)p->start_time);
-			err = hs_daemon__profile(d, p, NULL, HS_FORMAT_PPROF,
-						 wall_ns(), &buf, &len);
+			struct hs_snapshot snap;
+
+			err = hs_daemon__snapshot(d, p, NULL, wall_ns(), &snap);
+			if (!err)
+				err = hs_daemon__render(&snap, HS_FORMAT_PPROF,
+							&buf, &len);
+			hs_daemon__release(d, &snap);
 			if (!err)
 				err = hs_write_file_atomic(path, buf, len);
 			free(buf);

@@ -28,11 +28,25 @@ struct hs_window {
 	struct hs_proc *proc;	 /* NULL once dead */
 };
 
+/*
+ * A process's symbols, shared by the process entry and scrapes in flight:
+ * symbolizing (slow: DWARF line tables) holds only `lock`, never the
+ * daemon lock, so the ring buffer keeps draining and /metrics answers.
+ * refs is changed under the daemon lock; the last put frees it.  The main
+ * thread only try-locks it (maps refresh hints), never waits.
+ */
+struct hs_symref {
+	pthread_mutex_t lock;
+	struct hs_syms *syms; /* may be NULL */
+	unsigned refs;
+};
+
 struct hs_proc {
 	pid_t pid;
 	uint64_t start_time; /* with pid: the process's identity */
 	struct hs_proc_info info;
-	struct hs_events ev; /* prof, syms, counters */
+	struct hs_events ev; /* prof, counters (ev.syms stays NULL) */
+	struct hs_symref *sym;
 	struct hs_target t;  /* object with the probes, "" if unknown */
 	uint64_t reg_addr;   /* registry address, 0 = unknown */
 	int64_t reg_period;  /* from the registry at attach */
@@ -81,11 +95,26 @@ struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid);
  * objects (reads its registry).  -ESRCH: no such process; -ENOENT: it does
  * not use heapscope. */
 int hs_daemon__get(struct hs_daemon *d, pid_t pid, struct hs_proc **out);
-/* Build one process's heap profile (or a window's allocs profile if w) in
- * fmt; *out malloc'd. */
-int hs_daemon__profile(struct hs_daemon *d, struct hs_proc *p,
-		       struct hs_window *w, enum hs_format fmt,
-		       uint64_t start_ns, uint8_t **out, size_t *len);
+/* What a profile needs, copied out of the shared state. */
+struct hs_snapshot {
+	struct hs_stack_agg *aggs;
+	size_t naggs;
+	struct hs_symref *sym; /* a reference */
+	struct hs_proc_info info;
+	char comments[4][160];
+	const char *cptr[4];
+	struct hs_pprof_meta meta;
+};
+
+/* Under the daemon lock: copy one process's heap (or window w's allocs). */
+int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
+			struct hs_window *w, uint64_t start_ns,
+			struct hs_snapshot *snap);
+/* Without the daemon lock: symbolize and encode as fmt; *out malloc'd. */
+int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,
+		      uint8_t **out, size_t *len);
+/* Under the daemon lock: drop the snapshot's references. */
+void hs_daemon__release(struct hs_daemon *d, struct hs_snapshot *snap);
 /* Estimated in-use bytes of a process (sum of a*W/(r+1)). */
 double hs_daemon__inuse(const struct hs_proc *p);
 

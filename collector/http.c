@@ -125,6 +125,7 @@ static enum MHD_Result heap(struct hs_daemon *d, struct MHD_Connection *c)
 {
 	const char *spid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						       "pid");
+	struct hs_snapshot snap;
 	enum hs_format fmt;
 	struct hs_proc *p;
 	uint8_t *buf = NULL;
@@ -142,15 +143,20 @@ static enum MHD_Result heap(struct hs_daemon *d, struct MHD_Connection *c)
 	pthread_mutex_lock(&d->lock);
 	err = hs_daemon__get(d, (pid_t)pid, &p);
 	if (!err)
-		err = hs_daemon__profile(d, p, NULL, fmt, wall_ns(), &buf,
-					 &len);
+		err = hs_daemon__snapshot(d, p, NULL, wall_ns(), &snap);
+	pthread_mutex_unlock(&d->lock);
+	if (!err) {
+		err = hs_daemon__render(&snap, fmt, &buf, &len);
+		pthread_mutex_lock(&d->lock);
+		hs_daemon__release(d, &snap);
+		pthread_mutex_unlock(&d->lock);
+	}
 	/* A process that died while we read it gives an error, not a
 	 * profile of a half-read state. */
 	if (!err && kill((pid_t)pid, 0) && errno == ESRCH) {
 		free(buf);
 		err = -ESRCH;
 	}
-	pthread_mutex_unlock(&d->lock);
 	if (err)
 		return get_error(d, c, err, pid);
 	return reply(c, MHD_HTTP_OK, content_type(fmt), buf, len, true);
@@ -163,6 +169,7 @@ static enum MHD_Result allocs(struct hs_daemon *d, struct MHD_Connection *c)
 		   *ssec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						       "seconds");
 	struct hs_window w = {0}, **pp;
+	struct hs_snapshot snap;
 	enum hs_format fmt;
 	struct hs_proc *p;
 	uint8_t *buf = NULL;
@@ -217,10 +224,16 @@ static enum MHD_Result allocs(struct hs_daemon *d, struct MHD_Connection *c)
 		if (*pp)
 			*pp = w.next;
 		err = *d->exiting ? -ECANCELED
-				  : hs_daemon__profile(d, w.proc, &w, fmt,
-						       start, &buf, &len);
+				  : hs_daemon__snapshot(d, w.proc, &w, start,
+							&snap);
 	}
 	pthread_mutex_unlock(&d->lock);
+	if (!err) {
+		err = hs_daemon__render(&snap, fmt, &buf, &len);
+		pthread_mutex_lock(&d->lock);
+		hs_daemon__release(d, &snap);
+		pthread_mutex_unlock(&d->lock);
+	}
 	hs_profile__free(w.prof);
 	if (err == -EPIPE) {
 		char msg[120];
