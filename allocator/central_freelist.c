@@ -135,6 +135,27 @@ void hs_central_insert_range(unsigned cls, void *head, int n)
 	pthread_mutex_unlock(&c->lock);
 }
 
+int hs_central_is_valid(void)
+{
+	int ok = 1;
+	for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+		central_t *c = &centrals[cls];
+		const hs_class_info_t *ci = &hs_classes[cls];
+		pthread_mutex_lock(&c->lock);
+		for (hs_span_t *s = c->nonempty; s; s = s->next) {
+			if (s->size_class != cls || !s->in_list ||
+			    s->location != HS_SPAN_IN_USE ||
+			    s->npages != ci->pages ||
+			    hs_pagemap_get(s->start) != s ||
+			    s->allocated == 0 || s->allocated > ci->objects ||
+			    (!s->freelist && s->carve >= s->carve_end))
+				ok = 0;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	return ok;
+}
+
 void hs_central_lock_all(void)
 {
 	for (unsigned i = 0; i < HS_NUM_CLASSES; i++)

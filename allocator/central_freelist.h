@@ -21,6 +21,10 @@ int hs_central_remove_range(unsigned cls, void **head, int n);
  * whose objects are all back return to the page heap.  Thread-safe. */
 void hs_central_insert_range(unsigned cls, void *head, int n);
 
+/* Checker for tests: every listed span belongs to its class, is in use,
+ * maps to itself and has a free or uncarved object.  1 if consistent. */
+int hs_central_is_valid(void);
+
 /* fork handlers: every class lock, ascending. */
 void hs_central_lock_all(void);
 void hs_central_unlock_all(void);

@@ -6,7 +6,13 @@
 #include "pagemap.h"
 #include "internal.h"
 
-hs_pm_mid_t *hs_pagemap_root[1 << HS_PM_ROOT_BITS];
+hs_pm_leaf_t hs_pm_empty_leaf;
+hs_pm_mid_t hs_pm_empty_mid = {
+	.leaf = { [0 ...(1 << HS_PM_MID_BITS) - 1] = &hs_pm_empty_leaf },
+};
+hs_pm_mid_t *hs_pagemap_root[1 << HS_PM_ROOT_BITS] = {
+	[0 ...(1 << HS_PM_ROOT_BITS) - 1] = &hs_pm_empty_mid,
+};
 
 bool hs_pagemap_ensure(uintptr_t page, size_t n)
 {
@@ -16,16 +22,18 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 	for (uintptr_t p = page; p <= last;) {
 		size_t ri = p >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS);
 		hs_pm_mid_t *mid = hs_pagemap_root[ri];
-		if (!mid) {
+		if (mid == &hs_pm_empty_mid) {
 			mid = hs_meta_alloc(sizeof(*mid));
 			if (!mid)
 				return false;
+			for (size_t i = 0; i < (1 << HS_PM_MID_BITS); i++)
+				mid->leaf[i] = &hs_pm_empty_leaf;
 			__atomic_store_n(&hs_pagemap_root[ri], mid,
 					 __ATOMIC_RELEASE);
 		}
 		size_t mi = (p >> HS_PM_LEAF_BITS) &
 			    ((1 << HS_PM_MID_BITS) - 1);
-		if (!mid->leaf[mi]) {
+		if (mid->leaf[mi] == &hs_pm_empty_leaf) {
 			hs_pm_leaf_t *leaf = hs_meta_alloc(sizeof(*leaf));
 			if (!leaf)
 				return false;

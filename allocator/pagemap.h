@@ -34,6 +34,10 @@ typedef struct hs_pm_mid {
 	hs_pm_leaf_t *leaf[1 << HS_PM_MID_BITS];
 } hs_pm_mid_t;
 
+/* Unpopulated root and interior slots point at these all-empty nodes
+ * (never NULL), so a lookup is three dependent loads and no NULL tests. */
+extern hs_pm_mid_t hs_pm_empty_mid;
+extern hs_pm_leaf_t hs_pm_empty_leaf;
 extern hs_pm_mid_t *hs_pagemap_root[1 << HS_PM_ROOT_BITS];
 
 /* Span owning page number `page`, or NULL (not heap memory).  Lock-free;
@@ -45,14 +49,10 @@ static inline hs_span_t *hs_pagemap_get(uintptr_t page)
 	hs_pm_mid_t *mid = __atomic_load_n(
 		&hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)],
 		__ATOMIC_ACQUIRE);
-	if (HS_UNLIKELY(!mid))
-		return NULL;
 	hs_pm_leaf_t *leaf = __atomic_load_n(
 		&mid->leaf[(page >> HS_PM_LEAF_BITS) &
 			   ((1 << HS_PM_MID_BITS) - 1)],
 		__ATOMIC_ACQUIRE);
-	if (HS_UNLIKELY(!leaf))
-		return NULL;
 	return __atomic_load_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)],
 			       __ATOMIC_ACQUIRE);
 }

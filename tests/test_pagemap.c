@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "central_freelist.h"
 #include "init.h"
 #include "page_heap.h"
 #include "pagemap.h"
@@ -118,6 +119,7 @@ static void test_churn_valid(void **state)
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	assert_int_equal(hs_page_heap_is_valid(), 1);
+	assert_int_equal(hs_central_is_valid(), 1);
 	malloc_trim(0);
 	assert_int_equal(hs_page_heap_is_valid(), 1);
 	assert_int_equal(hs_stat_get(HS_STAT_pageheap_free_bytes), 0);
