@@ -121,7 +121,7 @@ static int parse_listen(struct hs_daemon *d, const char *s)
 	char *end;
 	long port;
 
-	if (strlen(s) >= sizeof(d->listen_text))
+	if (!s || strlen(s) >= sizeof(d->listen_text))
 		return -EINVAL;
 	snprintf(d->listen_text, sizeof(d->listen_text), "%s", s);
 	colon = strrchr(s, ':');
