@@ -55,10 +55,10 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$QUICK" = 1 ]; then
-	SCALE=0.25; RUNS=${RUNS:-2}; FP_N=10000000; MEMRET_MIB=256
+	SCALE=0.25; RUNS=${RUNS:-2}; FP_N=10000000; MEMRET_MIB=256; RUN_TIMEOUT=30
 	TAG=${TAG:-allocators-quick}
 else
-	SCALE=1.0; RUNS=${RUNS:-5}; FP_N=50000000; MEMRET_MIB=1024
+	SCALE=1.0; RUNS=${RUNS:-5}; FP_N=50000000; MEMRET_MIB=1024; RUN_TIMEOUT=60
 	TAG=${TAG:-allocators}
 fi
 THREAD_LIST="1"
@@ -213,7 +213,7 @@ run_redis() {
 		redis-cli -p $REDIS_PORT ping >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	res=$("$RUNNER" -u LD_PRELOAD -t 120 -- redis-benchmark -h 127.0.0.1 -p $REDIS_PORT \
+	res=$("$RUNNER" -u LD_PRELOAD -t "$RUN_TIMEOUT" -- redis-benchmark -h 127.0.0.1 -p $REDIS_PORT \
 		-q -n "$n" -P 16 -r 100000 -d 128 -t set,get,incr,lpush,lpop,sadd,hset,spop)
 	redis-cli -p $REDIS_PORT shutdown nosave >/dev/null 2>&1 || true
 	wait "$srv" || true
@@ -228,6 +228,7 @@ run_redis() {
 RAW=$TMP/raw.tsv
 printf 'workload\tthreads\tallocator\trun\twall_s\tmaxrss_kib\tstatus\n' >"$RAW"
 n_alloc=${#ALLOCS[@]}
+declare -A TIMED_OUT=()
 log "runs=$RUNS threads=($THREAD_LIST) scale=$SCALE allocators=$n_alloc workloads=${#WORKLOADS[@]}"
 for run in $(seq 1 "$RUNS"); do
 	for T in $THREAD_LIST; do
@@ -242,11 +243,17 @@ for run in $(seq 1 "$RUNS"); do
 				aname=${a%%|*}
 				aopts=${a#*|}
 				# shellcheck disable=SC2086
+				# A cell that timed out once is not run again: record it as such.
+				if [ -n "${TIMED_OUT["$wname $T $aname"]:-}" ]; then
+					printf '%s\t%s\t%s\t%s\tnan\t0\ttimeout-skipped\n' "$wname" "$T" "$aname" "$run" >>"$RAW"
+					continue
+				fi
 				if [ "$wcmd" = REDIS ]; then
 					res=$(run_redis "$aopts" "$SCALE")
 				else
-					res=$(run_one "$aopts" "$win" - 120 $args)
+					res=$(run_one "$aopts" "$win" - "$RUN_TIMEOUT" $args)
 				fi
+				[[ $res == *timeout* ]] && TIMED_OUT["$wname $T $aname"]=1
 				printf '%s\t%s\t%s\t%s\t%s\n' "$wname" "$T" "$aname" "$run" "$res" >>"$RAW"
 				log "run $run/$RUNS T=$T $wname $aname: $res"
 			done
