@@ -106,6 +106,11 @@ static bool grow_locked(size_t npages)
 	void *m = hs_os_reserve(bytes, huge);
 	if (!m)
 		return false;
+	/* A chunk bigger than HS_HEAP_CHUNK exists for one large request:
+	 * let THP back it (2 MiB aligned).  Standard chunks stay as the
+	 * system's THP mode says, so small heaps do not bloat. */
+	if (bytes > HS_HEAP_CHUNK)
+		hs_os_hugepage(m, bytes);
 	uintptr_t start = (uintptr_t)m >> HS_PAGE_SHIFT;
 	size_t n = bytes >> HS_PAGE_SHIFT;
 	hs_span_t *s = hs_span_new();

@@ -13,3 +13,16 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   set_tests_properties(profiles_swap PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root;bpf")
 endif()
+
+# Proof of placement: sampled allocations own their pages and are never
+# THP-backed; unsampled memory in a MADV_HUGEPAGE chunk can be.
+add_executable(placement_target
+  ${CMAKE_CURRENT_SOURCE_DIR}/programs/placement_target.c)
+target_include_directories(placement_target PRIVATE ${CMAKE_SOURCE_DIR}/include)
+target_compile_options(placement_target PRIVATE -O1 -fno-builtin-malloc)
+target_link_libraries(placement_target PRIVATE ${CMAKE_DL_LIBS})
+add_test(NAME profiles_placement
+  COMMAND sh -c "LD_PRELOAD=$0 $1; rc=$?; [ $rc = 77 ] && [ \"$CI\" = true ] && exit 1; exit $rc"
+    $<TARGET_FILE:heapscope> $<TARGET_FILE:placement_target>)
+set_tests_properties(profiles_placement PROPERTIES
+  SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root")
