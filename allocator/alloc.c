@@ -51,8 +51,7 @@ static void *alloc_small(unsigned cls)
 /* Allocation without the sampler.  align: 0 or a power of two. */
 static void *alloc_unsampled(size_t n, size_t align)
 {
-	if (HS_UNLIKELY(hs_tc.state == HS_TC_EMPTY) &&
-	    !hs_tc_activate(&hs_tc))
+	if (HS_UNLIKELY(hs_tc.state == HS_TC_EMPTY) && !hs_tc_activate(&hs_tc))
 		return NULL;
 	if (align <= HS_MIN_ALIGN) {
 		if (n <= HS_MAX_SMALL_SIZE)

@@ -20,7 +20,7 @@ typedef struct central {
 } __attribute__((aligned(64))) central_t;
 
 static central_t centrals[HS_NUM_CLASSES] = {
-	[0 ... HS_NUM_CLASSES - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL },
+	[0 ... HS_NUM_CLASSES - 1] = {PTHREAD_MUTEX_INITIALIZER, NULL},
 };
 
 static void link_span(central_t *c, hs_span_t *s)

@@ -46,8 +46,8 @@ bool hs_init_global(void)
 		hs_options_init();
 		hs_size_class_init();
 		/* pthread_key_create does not allocate */
-		exit_key_ok = pthread_key_create(&exit_key,
-						 hs_tc_thread_exit) == 0;
+		exit_key_ok =
+			pthread_key_create(&exit_key, hs_tc_thread_exit) == 0;
 		__atomic_store_n(&hs_initialised, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&init_lock);

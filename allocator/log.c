@@ -63,7 +63,7 @@ static void put_int(struct out *o, int64_t v)
 
 int hs_vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
-	struct out o = { buf, n, 0 };
+	struct out o = {buf, n, 0};
 	for (const char *f = fmt; *f; f++) {
 		if (*f != '%') {
 			put(&o, *f);

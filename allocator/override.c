@@ -198,16 +198,15 @@ typedef void (*new_handler_t)(void);
  * NULL (nothrow), or throws std::bad_alloc through libstdc++. */
 static HS_COLD void *new_failed(size_t n, size_t align, bool nothrow)
 {
-	new_handler_t (*get_handler)(void) =
-		(new_handler_t(*)(void))dlsym(RTLD_DEFAULT,
-					      "_ZSt15get_new_handlerv");
+	new_handler_t (*get_handler)(void) = (new_handler_t(*)(void))dlsym(
+		RTLD_DEFAULT, "_ZSt15get_new_handlerv");
 	for (;;) {
 		new_handler_t h = get_handler ? get_handler() : NULL;
 		if (!h)
 			break;
 		h(); /* may throw */
-		void *p = align > HS_MIN_ALIGN ? hs_alloc_unsampled(n, align)
-					       : hs_alloc_unsampled(n, 0);
+		void *p =
+			align > MAX_ALIGN ? NULL : hs_alloc_unsampled(n, align);
 		if (p)
 			return p;
 	}
@@ -242,16 +241,20 @@ static inline void *op_new_nothrow(size_t n)
 static inline void *op_new_aligned(size_t n, size_t align, bool nothrow)
 {
 	void *p = align > MAX_ALIGN ? NULL : hs_alloc_aligned(n, align);
-	if (HS_UNLIKELY(!p) && align <= MAX_ALIGN)
+	if (HS_UNLIKELY(!p))
 		return new_failed(n, align, nothrow);
-	if (!p && !nothrow)
-		return new_failed(n, align, false);
 	return p;
 }
 
 /* operator new(size_t), new[](size_t) */
-HS_EXPORT void *_Znwm(size_t n) { return op_new(n); }
-HS_EXPORT void *_Znam(size_t n) { return op_new(n); }
+HS_EXPORT void *_Znwm(size_t n)
+{
+	return op_new(n);
+}
+HS_EXPORT void *_Znam(size_t n)
+{
+	return op_new(n);
+}
 /* (size_t, const std::nothrow_t &) */
 HS_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
 {
@@ -287,11 +290,23 @@ HS_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
 }
 
 /* operator delete(void *), delete[](void *) */
-HS_EXPORT void _ZdlPv(void *p) { hs_free_inline(p, 0); }
-HS_EXPORT void _ZdaPv(void *p) { hs_free_inline(p, 0); }
+HS_EXPORT void _ZdlPv(void *p)
+{
+	hs_free_inline(p, 0);
+}
+HS_EXPORT void _ZdaPv(void *p)
+{
+	hs_free_inline(p, 0);
+}
 /* (void *, size_t) */
-HS_EXPORT void _ZdlPvm(void *p, size_t n) { hs_free_inline(p, n); }
-HS_EXPORT void _ZdaPvm(void *p, size_t n) { hs_free_inline(p, n); }
+HS_EXPORT void _ZdlPvm(void *p, size_t n)
+{
+	hs_free_inline(p, n);
+}
+HS_EXPORT void _ZdaPvm(void *p, size_t n)
+{
+	hs_free_inline(p, n);
+}
 /* (void *, const std::nothrow_t &) */
 HS_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
 {

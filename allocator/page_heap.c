@@ -287,9 +287,8 @@ int hs_page_heap_is_valid(void)
 	for (int k = COMMITTED; k <= RELEASED; k++) {
 		for (size_t n = 1; n <= MAX_LIST; n++) {
 			for (hs_span_t *s = lists[k][n]; s; s = s->next) {
-				uint8_t want = k == RELEASED
-						       ? HS_SPAN_RELEASED
-						       : HS_SPAN_FREE;
+				uint8_t want = k == RELEASED ? HS_SPAN_RELEASED
+							     : HS_SPAN_FREE;
 				if (s->location != want ||
 				    (n < MAX_LIST && s->npages != n) ||
 				    (n == MAX_LIST && s->npages < MAX_LIST) ||

@@ -8,7 +8,7 @@
 
 hs_pm_leaf_t hs_pm_empty_leaf;
 hs_pm_mid_t hs_pm_empty_mid = {
-	.leaf = { [0 ...(1 << HS_PM_MID_BITS) - 1] = &hs_pm_empty_leaf },
+	.leaf = {[0 ...(1 << HS_PM_MID_BITS) - 1] = &hs_pm_empty_leaf},
 };
 hs_pm_mid_t *hs_pagemap_root[1 << HS_PM_ROOT_BITS] = {
 	[0 ...(1 << HS_PM_ROOT_BITS) - 1] = &hs_pm_empty_mid,
@@ -31,8 +31,8 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 			__atomic_store_n(&hs_pagemap_root[ri], mid,
 					 __ATOMIC_RELEASE);
 		}
-		size_t mi = (p >> HS_PM_LEAF_BITS) &
-			    ((1 << HS_PM_MID_BITS) - 1);
+		size_t mi =
+			(p >> HS_PM_LEAF_BITS) & ((1 << HS_PM_MID_BITS) - 1);
 		if (mid->leaf[mi] == &hs_pm_empty_leaf) {
 			hs_pm_leaf_t *leaf = hs_meta_alloc(sizeof(*leaf));
 			if (!leaf)
@@ -50,11 +50,10 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 {
 	hs_pm_mid_t *mid =
 		hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)];
-	hs_pm_leaf_t *leaf =
-		mid->leaf[(page >> HS_PM_LEAF_BITS) &
-			  ((1 << HS_PM_MID_BITS) - 1)];
-	__atomic_store_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)],
-			 span, __ATOMIC_RELEASE);
+	hs_pm_leaf_t *leaf = mid->leaf[(page >> HS_PM_LEAF_BITS) &
+				       ((1 << HS_PM_MID_BITS) - 1)];
+	__atomic_store_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)], span,
+			 __ATOMIC_RELEASE);
 }
 
 void hs_pagemap_set_range(hs_span_t *span)

@@ -49,10 +49,10 @@ static inline hs_span_t *hs_pagemap_get(uintptr_t page)
 	hs_pm_mid_t *mid = __atomic_load_n(
 		&hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)],
 		__ATOMIC_ACQUIRE);
-	hs_pm_leaf_t *leaf = __atomic_load_n(
-		&mid->leaf[(page >> HS_PM_LEAF_BITS) &
-			   ((1 << HS_PM_MID_BITS) - 1)],
-		__ATOMIC_ACQUIRE);
+	hs_pm_leaf_t *leaf =
+		__atomic_load_n(&mid->leaf[(page >> HS_PM_LEAF_BITS) &
+					   ((1 << HS_PM_MID_BITS) - 1)],
+				__ATOMIC_ACQUIRE);
 	return __atomic_load_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)],
 			       __ATOMIC_ACQUIRE);
 }

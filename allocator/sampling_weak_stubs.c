@@ -12,8 +12,7 @@ __attribute__((weak)) uintptr_t hs_sampled_size;
 
 /* Never samples: parks the counter far away so the fast path stays fast. */
 __attribute__((weak)) void *hs_sample_alloc_slow(hs_sampler_t *s,
-						 size_t requested,
-						 size_t align)
+						 size_t requested, size_t align)
 {
 	(void)requested;
 	(void)align;
@@ -33,7 +32,15 @@ __attribute__((weak)) size_t hs_sampled_usable_size(const void *p)
 	return 0;
 }
 
-__attribute__((weak)) void hs_sampling_init(void) {}
-__attribute__((weak)) void hs_sampling_fork_prepare(void) {}
-__attribute__((weak)) void hs_sampling_fork_parent(void) {}
-__attribute__((weak)) void hs_sampling_fork_child(void) {}
+__attribute__((weak)) void hs_sampling_init(void)
+{
+}
+__attribute__((weak)) void hs_sampling_fork_prepare(void)
+{
+}
+__attribute__((weak)) void hs_sampling_fork_parent(void)
+{
+}
+__attribute__((weak)) void hs_sampling_fork_child(void)
+{
+}

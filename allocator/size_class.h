@@ -20,9 +20,9 @@
 #define HS_CLASS_INDEX_MAX ((HS_MAX_SMALL_SIZE + 127 + (120 << 7)) >> 7)
 
 typedef struct hs_class_info {
-	uint32_t size;       /* object size in bytes */
-	uint16_t pages;      /* heapscope pages per span */
-	uint16_t batch;      /* objects per transfer thread cache <-> central */
+	uint32_t size;	     /* object size in bytes */
+	uint16_t pages;	     /* heapscope pages per span */
+	uint16_t batch;	     /* objects per transfer thread cache <-> central */
 	uint32_t max_cached; /* thread cache list length limit */
 	uint32_t objects;    /* objects per span */
 } hs_class_info_t;

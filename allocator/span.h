@@ -18,19 +18,19 @@ enum hs_span_location {
 };
 
 typedef struct hs_span {
-	uintptr_t start;          /* first page number (address >> 13) */
-	size_t npages;            /* length in heapscope pages */
-	struct hs_span *next;     /* page heap or central free list links */
+	uintptr_t start;      /* first page number (address >> 13) */
+	size_t npages;	      /* length in heapscope pages */
+	struct hs_span *next; /* page heap or central free list links */
 	struct hs_span *prev;
 	/* small-object spans (size_class != 0), guarded by the class lock */
-	void *freelist;           /* freed objects of this span */
-	char *carve;              /* next never-used object */
-	char *carve_end;          /* end of the carvable area */
-	uint32_t allocated;       /* objects out of the span (caches or user) */
-	uint8_t size_class;       /* 0 = large block or free span */
-	uint8_t location;         /* enum hs_span_location */
-	uint8_t in_list;          /* on the central nonempty list */
-	uint8_t zeroed;           /* large: all bytes known zero at alloc */
+	void *freelist;	    /* freed objects of this span */
+	char *carve;	    /* next never-used object */
+	char *carve_end;    /* end of the carvable area */
+	uint32_t allocated; /* objects out of the span (caches or user) */
+	uint8_t size_class; /* 0 = large block or free span */
+	uint8_t location;   /* enum hs_span_location */
+	uint8_t in_list;    /* on the central nonempty list */
+	uint8_t zeroed;	    /* large: all bytes known zero at alloc */
 } hs_span_t;
 
 static inline void *hs_span_addr(const hs_span_t *s)

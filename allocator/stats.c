@@ -48,7 +48,7 @@ void hs_stats_mallinfo2(struct mallinfo2 *mi)
 	size_t central = nonneg(hs_stat_get(HS_STAT_central_free_bytes));
 	size_t large = nonneg(hs_stat_get(HS_STAT_large_bytes));
 	size_t pfree = nonneg(hs_stat_get(HS_STAT_pageheap_free_bytes));
-	*mi = (struct mallinfo2){ 0 };
+	*mi = (struct mallinfo2){0};
 	mi->arena = system > released ? system - released : 0;
 	mi->ordblks = nonneg(hs_stat_get(HS_STAT_pageheap_free_count));
 	mi->hblks = nonneg(hs_stat_get(HS_STAT_large_count));

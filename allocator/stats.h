@@ -10,25 +10,25 @@
 
 #include <stdint.h>
 
-#define HS_STATS_LIST(X)                                                      \
-	X(system_bytes, "address space reserved from the OS for the heap")   \
-	X(meta_bytes, "address space reserved for metadata")                 \
-	X(pageheap_free_bytes, "free spans in the page heap, committed")      \
-	X(pageheap_released_bytes, "free spans given back to the OS")         \
-	X(pageheap_free_count, "free spans (committed or released)")          \
-	X(small_span_bytes, "spans carved into small objects")                \
-	X(central_free_bytes, "free objects held by central free lists")      \
-	X(large_bytes, "large allocations (whole spans)")                     \
-	X(large_count, "large allocations in use")                            \
-	X(release_calls_count, "madvise(DONTNEED) calls")                     \
-	X(released_total_bytes, "bytes given back to the OS, cumulative")     \
+#define HS_STATS_LIST(X)                                                       \
+	X(system_bytes, "address space reserved from the OS for the heap")     \
+	X(meta_bytes, "address space reserved for metadata")                   \
+	X(pageheap_free_bytes, "free spans in the page heap, committed")       \
+	X(pageheap_released_bytes, "free spans given back to the OS")          \
+	X(pageheap_free_count, "free spans (committed or released)")           \
+	X(small_span_bytes, "spans carved into small objects")                 \
+	X(central_free_bytes, "free objects held by central free lists")       \
+	X(large_bytes, "large allocations (whole spans)")                      \
+	X(large_count, "large allocations in use")                             \
+	X(release_calls_count, "madvise(DONTNEED) calls")                      \
+	X(released_total_bytes, "bytes given back to the OS, cumulative")      \
 	X(foreign_free_count, "frees of pointers the heap does not own")
 
 enum hs_stat_id {
 #define HS_STAT_ENUM(name, desc) HS_STAT_##name,
 	HS_STATS_LIST(HS_STAT_ENUM)
 #undef HS_STAT_ENUM
-	HS_STAT_COUNT
+		HS_STAT_COUNT
 };
 
 extern int64_t hs_stats[HS_STAT_COUNT];

@@ -20,19 +20,19 @@
 enum hs_tc_state {
 	HS_TC_EMPTY = 0,  /* static initial value */
 	HS_TC_ACTIVE = 1, /* registered for the thread-exit destructor */
-	HS_TC_DEAD = 2,   /* thread exiting: no caching any more */
+	HS_TC_DEAD = 2,	  /* thread exiting: no caching any more */
 };
 
 typedef struct hs_tc_list {
-	void *head;          /* objects linked through their first word */
+	void *head;	     /* objects linked through their first word */
 	uint32_t length;     /* objects on the list */
 	uint32_t max_length; /* free flushes when length exceeds this */
 } hs_tc_list_t;
 
 typedef struct hs_tcache {
-	hs_sampler_t sampler; /* owned by the sampling side */
+	hs_sampler_t sampler;		    /* owned by the sampling side */
 	hs_tc_list_t lists[HS_NUM_CLASSES]; /* [0] stays empty */
-	uint32_t state;       /* enum hs_tc_state */
+	uint32_t state;			    /* enum hs_tc_state */
 } hs_tcache_t;
 
 extern HS_TLS hs_tcache_t hs_tc;

@@ -102,10 +102,10 @@ static void test_realloc_edges(void **state)
 static void test_realloc_preserves(void **state)
 {
 	(void)state;
-	static const size_t sizes[] = { 1,      15,     16,     17,     100,
-					1000,   1024,   1025,   4095,   8192,
-					10000,  65536,  100000, 262144, 262145,
-					300000, 1 << 20, 3 << 20 };
+	static const size_t sizes[] = {1,      15,	16,	17,	100,
+				       1000,   1024,	1025,	4095,	8192,
+				       10000,  65536,	100000, 262144, 262145,
+				       300000, 1 << 20, 3 << 20};
 	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
 	for (size_t i = 0; i < ns; i++) {
 		for (size_t j = 0; j < ns; j++) {
@@ -130,8 +130,8 @@ static void test_realloc_preserves(void **state)
 static void test_calloc_zero_reused(void **state)
 {
 	(void)state;
-	static const size_t sizes[] = { 8, 48, 1000, 5000, 70000, 262144,
-					500000, 4 << 20 };
+	static const size_t sizes[] = {8,     48,     1000,   5000,
+				       70000, 262144, 500000, 4 << 20};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		for (int round = 0; round < 4; round++) {
 			void *ps[16];
@@ -146,7 +146,8 @@ static void test_calloc_zero_reused(void **state)
 				assert_non_null(c);
 				for (size_t b = 0; b < sizes[i]; b++)
 					if (c[b])
-						fail_msg("calloc byte %zu of %zu "
+						fail_msg("calloc byte %zu of "
+							 "%zu "
 							 "not zero",
 							 b, sizes[i]);
 				ps[k] = c;
@@ -237,7 +238,7 @@ struct xfer {
 	pthread_mutex_t lock;
 };
 
-static struct xfer xf = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static struct xfer xf = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *stress(void *arg)
 {

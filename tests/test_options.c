@@ -32,10 +32,10 @@ static void test_suffixes(void **state)
 		const char *text;
 		int64_t value;
 	} cases[] = {
-		{ "0", 0 },          { "-1", -1 },       { "1", 1 },
-		{ "512K", 524288 },  { "4k", 4096 },     { "2M", 2097152 },
-		{ "1G", 1073741824 }, { "3MiB", 3145728 }, { "-2m", -2097152 },
-		{ "+7", 7 },
+		{"0", 0},	    {"-1", -1},	       {"1", 1},
+		{"512K", 524288},   {"4k", 4096},      {"2M", 2097152},
+		{"1G", 1073741824}, {"3MiB", 3145728}, {"-2m", -2097152},
+		{"+7", 7},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		setenv("HEAPSCOPE_SAMPLE_RATE", cases[i].text, 1);
@@ -51,8 +51,8 @@ static void test_bad_value_keeps_previous(void **state)
 	setenv("HEAPSCOPE_SAMPLE_SEED", "42", 1);
 	hs_options_init();
 	assert_int_equal(hs_option_get(HS_OPT_SAMPLE_SEED), 42);
-	static const char *bad[] = { "", "abc", "12x", "1T", "K",
-				     "99999999999999999999" };
+	static const char *bad[] = {"",	  "abc", "12x",
+				    "1T", "K",	 "99999999999999999999"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv("HEAPSCOPE_SAMPLE_SEED", bad[i], 1);
 		hs_options_init();

@@ -94,7 +94,7 @@ static void test_page_heap(void **state)
 static void *churn(void *arg)
 {
 	uintptr_t seed = (uintptr_t)arg + 1;
-	void *keep[512] = { 0 };
+	void *keep[512] = {0};
 	for (int i = 0; i < 100000; i++) {
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 		size_t r = seed >> 33;
