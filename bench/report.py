@@ -47,8 +47,10 @@ def read_meta(path):
     return meta
 
 
-def collect(raw):
-    """(workload, threads) -> allocator -> {wall, rss, fails, n}."""
+def collect(raw, timeout):
+    """(workload, threads) -> allocator -> {wall, rss, fails, t, m, lb}.
+    A cell whose every run timed out gets t = the timeout and lb = True: a
+    lower bound, so it still counts (favourably) in the ratios."""
     cells, order = {}, []
     for r in raw:
         key = (r["workload"], int(r["threads"]))
@@ -65,6 +67,9 @@ def collect(raw):
         for c in cells[key].values():
             c["t"] = statistics.median(c["wall"]) if c["wall"] else float("nan")
             c["m"] = statistics.median(c["rss"]) if c["rss"] else float("nan")
+            c["lb"] = False
+            if not c["wall"] and c["fails"] and all(f.startswith("timeout") for f in c["fails"]):
+                c["t"], c["lb"] = timeout, True
     order.sort(key=lambda k: (k[1], 0))  # stable: thread count, then run order
     return cells, order
 
@@ -76,6 +81,8 @@ def best_peer(row, field):
 
 def cell(c, field, best, nd):
     v = c[field]
+    if field == "t" and c.get("lb"):
+        return f"> {v:.0f} (> {v / best:.1f}) timeout" if math.isfinite(best) else f"> {v:.0f} timeout"
     if not math.isfinite(v):
         return "fail: " + ",".join(sorted(set(c["fails"]))) if c["fails"] else "n/a"
     s = f"{v:.{nd}f} ({v / best:.2f})" if math.isfinite(best) else f"{v:.{nd}f}"
@@ -119,7 +126,8 @@ def heapscope_ratios(cells, order, allocs):
             continue
         hs = row[HS]["t"]
         best, who = best_peer(row, "t")
-        r = {"key": key, "best": who, "vs_best": hs / best if who else float("nan")}
+        r = {"key": key, "best": who, "vs_best": hs / best if who else float("nan"),
+             "lb": row[HS]["lb"]}
         for p in PEERS:
             r[p] = hs / row[p]["t"] if p in row and math.isfinite(row[p]["t"]) else float("nan")
         off = row.get(HS_OFF, {}).get("t", float("nan"))
@@ -282,7 +290,8 @@ def main():
     meta = read_meta(os.path.join(tmp, "meta.txt"))
     raw = read_tsv(os.path.join(tmp, "raw.tsv"))
     shutil.copy(os.path.join(tmp, "raw.tsv"), out + ".tsv")
-    cells, order = collect(raw)
+    timeout = float(meta.get("timeout", "nan") or "nan")
+    cells, order = collect(raw, timeout)
     present = {r["allocator"] for r in raw}
     allocs = [a for a in ORDER if a in present]
     quick = meta.get("quick") == "1"
@@ -354,6 +363,10 @@ def main():
     def yes(ok):
         return "n/a" if ok is None else ("yes" if ok else "**no**")
 
+    n_lb = sum(1 for r in hsr if r["lb"])
+    if n_lb:
+        md.append(f"| (note) | {n_lb} heapscope cell(s) timed out and count at the timeout "
+                  f"({fmt(timeout, 0)} s): the wall-time figures below are lower bounds | |")
     if hsr:
         g_best = geomean([r["vs_best"] for r in hsr])
         md.append(f"| heapscope (default period) wall-time geo mean ≤ 1.10 × best peer | "
@@ -401,7 +414,8 @@ def main():
                   " | ".join(f"vs {p}" for p in peers) + " | vs heapscope-off |")
         md.append("|---|---:|---|---:|" + "---:|" * len(peers) + "---:|")
         for r in hsr:
-            md.append(f"| {r['key'][0]} | {r['key'][1]} | {r['best']} | {fmt(r['vs_best'], 2)} | " +
+            md.append(f"| {r['key'][0]} | {r['key'][1]} | {r['best']} | "
+                      f"{'> ' if r['lb'] else ''}{fmt(r['vs_best'], 2)} | " +
                       " | ".join(fmt(r[p], 2) for p in peers) + f" | {fmt(r['vs_off'], 3)} |")
         md.append("| *geo mean* | | | " + fmt(geomean([r["vs_best"] for r in hsr])) + " | " +
                   " | ".join(fmt(geomean([r[p] for r in hsr])) for p in peers) +

@@ -15,13 +15,15 @@ usage: bench/run.sh [--threads N] [--runs N] [--quick] [--allocators LIST]
   --threads N       thread counts 1 and N (default: nproc)
   --runs N          runs of each workload under each allocator (default 5;
                     --quick: 2)
-  --quick           smaller inputs and 2 runs (about 3 minutes)
+  --quick           0.15-size inputs and 2 runs (about 3-5 minutes)
   --allocators LIST comma-separated subset of:
                     glibc,jemalloc,tcmalloc,mimalloc,heapscope-off,heapscope
   --workloads LIST  comma-separated subset of the workload names
   --no-bootstrap    do not check/install the Debian packages
   --tag NAME        results file name suffix (default: allocators, or
                     allocators-quick with --quick)
+  --timeout S       a run taking longer is killed and recorded as a timeout,
+                    and that cell is not run again (default 20; --quick: 10)
 
 examples:
   sudo bench/run.sh                 # full suite, ~15-25 min on 2 cores
@@ -34,6 +36,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=$ROOT/bench
 THREADS=$(nproc)
 RUNS=
+RUN_TIMEOUT=
 QUICK=0
 ONLY_ALLOC=
 ONLY_WL=
@@ -49,16 +52,17 @@ while [ $# -gt 0 ]; do
 	--workloads) ONLY_WL=$2; shift 2 ;;
 	--no-bootstrap) BOOTSTRAP=0; shift ;;
 	--tag) TAG=$2; shift 2 ;;
+	--timeout) RUN_TIMEOUT=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "bench/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
 
 if [ "$QUICK" = 1 ]; then
-	SCALE=0.25; RUNS=${RUNS:-2}; FP_N=10000000; MEMRET_MIB=256; RUN_TIMEOUT=30
+	SCALE=0.15; RUNS=${RUNS:-2}; FP_N=10000000; MEMRET_MIB=256; RUN_TIMEOUT=${RUN_TIMEOUT:-10}
 	TAG=${TAG:-allocators-quick}
 else
-	SCALE=1.0; RUNS=${RUNS:-5}; FP_N=50000000; MEMRET_MIB=1024; RUN_TIMEOUT=60
+	SCALE=1.0; RUNS=${RUNS:-5}; FP_N=50000000; MEMRET_MIB=1024; RUN_TIMEOUT=${RUN_TIMEOUT:-20}
 	TAG=${TAG:-allocators}
 fi
 THREAD_LIST="1"
@@ -120,7 +124,7 @@ if [ -n "$ONLY_ALLOC" ]; then
 fi
 
 # The sqlite3 input: the row count goes in a parameter table.
-SQL_ROWS=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 200000 * s }')
+SQL_ROWS=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 150000 * s }')
 {
 	echo "CREATE TEMP TABLE param(n); INSERT INTO param VALUES($SQL_ROWS);"
 	cat "$BENCH/programs/sqlite_workload.sql"
@@ -157,6 +161,7 @@ fi
 	echo "runs=$RUNS"
 	echo "threads=$THREAD_LIST"
 	echo "scale=$SCALE"
+	echo "timeout=$RUN_TIMEOUT"
 	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 	echo "nproc=$(nproc)"
 	echo "kernel=$(uname -r)"

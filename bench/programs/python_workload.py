@@ -6,7 +6,7 @@ import json
 import sys
 
 scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
-n = int(50000 * scale)
+n = int(40000 * scale)
 
 
 class Rec:

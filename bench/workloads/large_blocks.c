@@ -8,7 +8,7 @@
 #include "common.h"
 
 #define LIVE 4
-#define STEPS 400ULL
+#define STEPS 300ULL
 
 struct worker {
 	unsigned id;

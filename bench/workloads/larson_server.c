@@ -11,7 +11,7 @@
 
 #define SLOTS 8192
 #define ROUNDS 40
-#define STEPS_PER_ROUND 640000ULL
+#define STEPS_PER_ROUND 480000ULL
 
 struct worker {
 	unsigned id;

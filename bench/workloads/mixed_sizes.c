@@ -10,7 +10,7 @@
 #include "common.h"
 
 #define SLOTS 2000
-#define STEPS 1000000ULL
+#define STEPS 600000ULL
 
 struct worker {
 	unsigned id;

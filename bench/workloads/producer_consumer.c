@@ -10,7 +10,7 @@
 
 #define BATCH 256
 #define DEPTH 64
-#define OBJECTS 6000000ULL
+#define OBJECTS 4000000ULL
 
 struct batch {
 	void *p[BATCH];

@@ -10,7 +10,7 @@
 #include "common.h"
 
 #define BUFS 64
-#define STEPS 4500000ULL
+#define STEPS 3000000ULL
 
 struct buf {
 	char *p;

@@ -9,7 +9,7 @@
 #include "common.h"
 
 #define SLOTS 4096
-#define STEPS 24000000ULL
+#define STEPS 16000000ULL
 
 struct worker {
 	unsigned id;

@@ -7,7 +7,7 @@
  */
 #include "common.h"
 
-#define THREADS 10000ULL
+#define THREADS 8000ULL
 #define OBJS 1000
 
 struct job {
