@@ -60,6 +60,14 @@ typedef enum hs_option {
 	HS_OPT_RELEASE_RATE,     /* page heap release policy knob */
 	HS_OPT_COUNT
 } hs_option_t;
+/* String-valued options (same table style, no parsing). */
+typedef enum hs_str_option {
+	HS_SOPT_PROFILE_AT_EXIT, /* PATH: heap profile written at exit */
+	HS_SOPT_COUNT
+} hs_str_option_t;
+/* The option's value as found in environ now, or NULL.  Scans environ:
+ * call from constructors / the API, not from inside malloc. */
+const char *hs_option_string(hs_str_option_t opt);
 /* Value of an option (parsed once from environ; K/M/G suffixes). */
 int64_t hs_option_get(hs_option_t opt);
 /* Re-read options from environ (called from the library constructor in

@@ -38,6 +38,13 @@ static option_desc_t options[HS_OPT_COUNT] = {
 				  "HEAPSCOPE_RELEASE_RATE", 0 },
 };
 
+/* String options: name only, the value is used as found in environ. */
+static const char *const str_options[HS_SOPT_COUNT] = {
+	/* PATH: write the heap profile there at exit (folded text, or
+	 * gzip'd pprof when PATH ends in .pb.gz) */
+	[HS_SOPT_PROFILE_AT_EXIT] = "HEAPSCOPE_PROFILE_AT_EXIT",
+};
+
 /* Parses s as [+-]digits[K|M|G]; returns false on any other input or on
  * overflow. */
 static bool parse_int(const char *s, int64_t *out)
@@ -107,4 +114,18 @@ int64_t hs_option_get(hs_option_t opt)
 	if ((unsigned)opt >= HS_OPT_COUNT)
 		return 0;
 	return __atomic_load_n(&options[opt].value, __ATOMIC_RELAXED);
+}
+
+const char *hs_option_string(hs_str_option_t opt)
+{
+	size_t len;
+
+	if ((unsigned)opt >= HS_SOPT_COUNT || !environ)
+		return NULL;
+	len = strlen(str_options[opt]);
+	for (char **env = environ; *env; env++)
+		if (strncmp(*env, str_options[opt], len) == 0 &&
+		    (*env)[len] == '=')
+			return *env + len + 1;
+	return NULL;
 }

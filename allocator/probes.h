@@ -20,6 +20,7 @@
 extern volatile unsigned short heapscope_sample_alloc_semaphore;
 extern volatile unsigned short heapscope_sample_free_semaphore;
 extern volatile unsigned short heapscope_rate_change_semaphore;
+extern volatile unsigned short heapscope_mismatched_free_semaphore;
 
 /* True while some tool has attached to probe `name`. */
 #define HS_PROBE_ENABLED(name) HS_UNLIKELY(heapscope_##name##_semaphore != 0)
@@ -39,5 +40,10 @@ extern volatile unsigned short heapscope_rate_change_semaphore;
 #define HS_PROBE_RATE_CHANGE(new_period, old_period)                          \
 	STAP_PROBE2(heapscope, rate_change, (int64_t)(new_period),             \
 		    (int64_t)(old_period))
+
+#define HS_PROBE_MISMATCHED_FREE(ptr, given, req, alloc, alloc_seq)          \
+	STAP_PROBE5(heapscope, mismatched_free, (uint64_t)(uintptr_t)(ptr),    \
+		    (uint64_t)(given), (uint64_t)(req), (uint64_t)(alloc),      \
+		    (uint64_t)(alloc_seq))
 
 #endif /* HS_PROBES_H */

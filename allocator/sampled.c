@@ -24,6 +24,7 @@
 #include "heapscope/heapscope.h"
 #include "internal.h"
 #include "probes.h"
+#include "profile.h"
 #include "registry.h"
 #include "sampled.h"
 #include "sampler.h"
@@ -35,12 +36,16 @@
 #define REGION_ALIGN ((size_t)1 << 30) /* = largest supported alignment */
 #define REGISTRY_CAPACITY ((uint64_t)4 << 20)
 #define MAX_INVALID_REPORTS 8
+/* Distinct call sites of mismatched sized frees reported on stderr. */
+#define MISMATCH_SITES 64
 
 HS_EXPORT volatile unsigned short heapscope_sample_alloc_semaphore
 	__attribute__((section(".probes")));
 HS_EXPORT volatile unsigned short heapscope_sample_free_semaphore
 	__attribute__((section(".probes")));
 HS_EXPORT volatile unsigned short heapscope_rate_change_semaphore
+	__attribute__((section(".probes")));
+HS_EXPORT volatile unsigned short heapscope_mismatched_free_semaphore
 	__attribute__((section(".probes")));
 
 uintptr_t hs_sampled_start;
@@ -145,6 +150,8 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	seq = hs_registry_next_seq();
 	hs_registry_publish(slot, seq); /* seq stored last */
 	account(rec, 1);
+	if (__atomic_load_n(&hs_allocs_sessions_active, __ATOMIC_RELAXED))
+		hs_session_on_alloc(rec);
 	pthread_mutex_unlock(&lock);
 
 	/* Nobody else can free p before we return it: firing outside the
@@ -213,17 +220,77 @@ static void report_invalid(const void *p, int guarded)
 	       n == MAX_INVALID_REPORTS ? "; further reports suppressed" : "");
 }
 
+/* The allocation a mismatched sized free refers to (copied under the
+ * lock, reported after it). */
+struct mismatch {
+	uint64_t requested, allocated, seq;
+	uint32_t depth;
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
+};
+
+static uintptr_t mismatch_sites[MISMATCH_SITES];
+
+/* First report for this call site?  Lock-free claim of a table slot;
+ * once the table is full, new sites are only counted. */
+static int first_at_site(uintptr_t site)
+{
+	for (int i = 0; i < MISMATCH_SITES; i++) {
+		uintptr_t cur = __atomic_load_n(&mismatch_sites[i],
+						__ATOMIC_ACQUIRE);
+
+		if (cur == site)
+			return 0;
+		if (cur == 0 &&
+		    __atomic_compare_exchange_n(&mismatch_sites[i], &cur, site,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return 1;
+		if (cur == site)
+			return 0;
+	}
+	return 0;
+}
+
+static void report_mismatch(const void *p, size_t given,
+			    const struct mismatch *m, const uint64_t *fstack,
+			    uint32_t fdepth)
+{
+	char line[160];
+	int n;
+
+	STAT_ADD(mismatched_frees_total, 1);
+	if (HS_PROBE_ENABLED(mismatched_free))
+		HS_PROBE_MISMATCHED_FREE(p, given, m->requested, m->allocated,
+					 m->seq);
+	if (!first_at_site(fdepth ? (uintptr_t)fstack[0] : 1))
+		return;
+	hs_log("heapscope: sized free of %p with size %zu, but it was "
+	       "allocated with size %zu (usable %zu); freed anyway. Reported "
+	       "once per call site.\n", p, given, (size_t)m->requested,
+	       (size_t)m->allocated);
+	if (fdepth)
+		hs_log("heapscope:   freed at %p\n", (void *)(uintptr_t)fstack[0]);
+	for (uint32_t i = 0; i < m->depth && i < 16; i++) {
+		n = hs_snprintf(line, sizeof(line), "heapscope:   %s #%u %p\n",
+				i == 0 ? "allocated at" : "            ", i,
+				(void *)(uintptr_t)m->stack[i]);
+		(void)n;
+		hs_log("%s", line);
+	}
+}
+
 void hs_sampled_free(void *p, size_t size_hint)
 {
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
 	struct heapscope_record *rec;
+	struct mismatch mm;
 	uint32_t depth = 0, slot, page = 0;
-	int guarded = hs_guard_enter();
+	int guarded = hs_guard_enter(), mismatched = 0;
+	int lifetime = __atomic_load_n(&hs_lifetime_sessions_active,
+				       __ATOMIC_RELAXED);
 	void *proxy;
 
-	/* size_hint (free_sized) is not checked: the record knows r. */
-	(void)size_hint;
-	if (guarded && HS_PROBE_ENABLED(sample_free))
+	if (guarded && (HS_PROBE_ENABLED(sample_free) || lifetime))
 		depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
 
 	pthread_mutex_lock(&lock);
@@ -234,6 +301,21 @@ void hs_sampled_free(void *p, size_t size_hint)
 		goto out;
 	}
 	rec = hs_registry_record(slot);
+	/* Sized free (free_sized, free_aligned_sized, sized delete): TCMalloc's
+	 * rule, r <= size <= a.  0 means "no size given" (plain free); a
+	 * free_sized(p, 0) of a non-empty block cannot be told apart. */
+	if (size_hint &&
+	    (size_hint < rec->requested || size_hint > rec->allocated)) {
+		mismatched = 1;
+		mm.requested = rec->requested;
+		mm.allocated = rec->allocated;
+		mm.seq = rec->seq;
+		mm.depth = rec->depth < HEAPSCOPE_MAX_FRAMES ? rec->depth :
+							       HEAPSCOPE_MAX_FRAMES;
+		memcpy(mm.stack, rec->stack, mm.depth * sizeof(mm.stack[0]));
+	}
+	if (lifetime)
+		hs_session_on_free(rec, stack, depth, now_ns(), hs_gettid());
 	{
 		uint64_t seq = hs_registry_next_seq();
 
@@ -249,6 +331,13 @@ void hs_sampled_free(void *p, size_t size_hint)
 	pthread_mutex_unlock(&lock);
 	if (proxy)
 		hs_free_unsampled(proxy);
+	if (mismatched && guarded) {
+		if (!depth)
+			depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
+		report_mismatch(p, size_hint, &mm, stack, depth);
+	} else if (mismatched) {
+		STAT_ADD(mismatched_frees_total, 1);
+	}
 out:
 	if (guarded)
 		hs_guard_leave();
@@ -373,6 +462,39 @@ HS_EXPORT int heapscope_get_sampling_stats(struct heapscope_sampling_stats *out,
 			  sizeof(struct heapscope_record);
 	memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
 	return 0;
+}
+
+void hs_sampled_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void hs_sampled_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+size_t hs_sampled_snapshot(struct heapscope_sample *out, size_t max,
+			   uint64_t *live)
+{
+	size_t n = 0;
+	uint64_t hw;
+
+	pthread_mutex_lock(&lock);
+	*live = __atomic_load_n(&stats.live, __ATOMIC_RELAXED);
+	if (*live > max) {
+		pthread_mutex_unlock(&lock);
+		return (size_t)-1;
+	}
+	hw = __atomic_load_n(&heapscope_registry.high_water, __ATOMIC_RELAXED);
+	for (uint64_t i = 0; i < hw && n < max; i++) {
+		const struct heapscope_record *rec = hs_registry_record((uint32_t)i);
+
+		if (rec->seq)
+			hs_sample_from_record(&out[n++], rec);
+	}
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 HS_EXPORT int heapscope_sampled_check(void)

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/profile.h - internals of the in-process profile API
+ * (session.c, profile_api.c, profile_write.c) and the hooks sampled.c
+ * calls on the sampled path.  Private to the sampling side.
+ */
+#ifndef HS_PROFILE_H
+#define HS_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapscope/abi.h"
+#include "heapscope/heapscope.h"
+#include "hs_common.h"
+
+/* Non-zero while any allocs / lifetime session runs (atomic reads on the
+ * sampled path decide whether to call the hooks below). */
+extern int hs_allocs_sessions_active;
+extern int hs_lifetime_sessions_active;
+
+/* Fill s from a registry record (the estimates included; lifetime fields
+ * zeroed).  Pure: no lock, no allocation. */
+void hs_sample_from_record(struct heapscope_sample *s,
+			   const struct heapscope_record *rec);
+
+/* Hooks, called by sampled.c with the sampled lock held: a sample was
+ * taken (every allocs session keeps it) / a sample is being freed (every
+ * lifetime session that started before it was taken keeps it). */
+void hs_session_on_alloc(const struct heapscope_record *rec);
+void hs_session_on_free(const struct heapscope_record *rec,
+			const uint64_t *stack, uint32_t depth, uint64_t t_ns,
+			uint32_t tid);
+
+/* sampled.c: the sampled-region lock, for session start/stop. */
+void hs_sampled_lock(void);
+void hs_sampled_unlock(void);
+
+/* sampled.c: copy every live sample into out[0..max) under the lock.
+ * Returns the number copied, or (size_t)-1 when more than max are live
+ * (then *live holds the count to retry with). */
+size_t hs_sampled_snapshot(struct heapscope_sample *out, size_t max,
+			   uint64_t *live);
+
+/* A profile whose samples array holds room for cap samples, from mmap.
+ * NULL on ENOMEM. */
+struct heapscope_profile *hs_profile_new(uint32_t kind, size_t cap);
+/* Recompute the profile's sums from its samples. */
+void hs_profile_sum(struct heapscope_profile *p);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t hs_now_ns(void);
+
+#endif /* HS_PROFILE_H */
