@@ -33,6 +33,16 @@
  *
  *     rate_change(new_period, old_period)   (signed 64-bit bytes)
  *
+ *     mismatched_free(ptr, given_size, requested, allocated, alloc_seq)
+ *        (added in registry version 1 without a layout change: additive)
+ *        a sized free (free_sized, free_aligned_sized, sized operator
+ *        delete) of a sampled allocation whose size does not fit it, i.e.
+ *        not requested <= given_size <= allocated (TCMalloc's rule).  Fires
+ *        for every such free, after the object was freed correctly (the
+ *        given size is ignored; the heap is not affected).  given_size 0
+ *        means "no size" and is never reported.  alloc_seq is the seq of
+ *        the object's sample_alloc (the record id).
+ *
  *     Sequence numbers start at 1 and increase by 1 for every sample_alloc
  *     and sample_free of the process, so a gap means a lost event.
  *
