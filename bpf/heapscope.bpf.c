@@ -32,6 +32,16 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Ring-buffer drops per thread-group id (init pid namespace), so every
+ * process's profile can state its own losses; LRU: a long-gone pid's
+ * count may be evicted, never a reason to drop an event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost_by_pid SEC(".maps");
+
 /* Thread-group ids (init pid namespace) the collector follows; value unused. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -55,7 +65,16 @@ static __always_inline struct hs_event *event_start(__u32 type)
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+		__u64 one = 1, *n;
+
 		count_lost(HS_LOST_RINGBUF);
+		n = bpf_map_lookup_elem(&lost_by_pid, &tgid);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			bpf_map_update_elem(&lost_by_pid, &tgid, &one,
+					    BPF_NOEXIST);
 		return NULL;
 	}
 	/* The reservation is not zeroed; clear it all so no stale kernel

@@ -334,6 +334,11 @@ static void proc_free(struct hs_daemon *d, struct hs_proc *p)
 		w->proc = NULL;
 	}
 	track(d, p->pid, false);
+	if (d->lost_pid_fd > 0) {
+		uint32_t key = p->pid;
+
+		bpf_map_delete_elem(d->lost_pid_fd, &key);
+	}
 	symref_put(p->sym);
 	hs_profile__free(p->ev.prof);
 	d->nprocs--;
@@ -471,6 +476,16 @@ int hs_daemon__get(struct hs_daemon *d, pid_t pid, struct hs_proc **out)
 		return -ENOMEM;
 	*out = p;
 	return p->gone ? -ESRCH : 0;
+}
+
+uint64_t hs_daemon__lost(const struct hs_daemon *d, pid_t pid)
+{
+	uint32_t key = pid;
+	uint64_t n = 0;
+
+	if (d->lost_pid_fd <= 0 || bpf_map_lookup_elem(d->lost_pid_fd, &key, &n))
+		return 0;
+	return n;
 }
 
 double hs_daemon__inuse(const struct hs_proc *p)
@@ -658,6 +673,7 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 		.lost_ringbuf = d->lost[HS_LOST_RINGBUF],
 		.seq_lost = hs_profile__seq_lost(p->ev.prof),
 		.lost_stack = d->lost[HS_LOST_STACK],
+		.lost_ringbuf_proc = hs_daemon__lost(d, p->pid),
 		.period = p->ev.period,
 	};
 	int err;
@@ -923,6 +939,7 @@ int hs_daemon_main(int argc, char **argv)
 	}
 	d.skel = skel;
 	d.tracked_fd = bpf_map__fd(skel->maps.tracked_pids);
+	d.lost_pid_fd = bpf_map__fd(skel->maps.lost_by_pid);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &d,
 			      NULL);
 	if (!rb) {

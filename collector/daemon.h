@@ -71,7 +71,8 @@ struct hs_daemon {
 	bool verbose;
 	/* BPF side (opaque here: struct heapscope_bpf *, struct bpf_link *) */
 	void *skel;
-	int tracked_fd; /* tracked_pids map */
+	int tracked_fd;	 /* tracked_pids map */
+	int lost_pid_fd; /* lost_by_pid map: ring-buffer drops per pid */
 	/* Objects with probes attached for every process, by inode: --lib
 	 * and other copies found in processes (containers' own images). */
 	struct hs_attached_obj {
@@ -115,6 +116,8 @@ int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,
 		      uint8_t **out, size_t *len);
 /* Under the daemon lock: drop the snapshot's references. */
 void hs_daemon__release(struct hs_daemon *d, struct hs_snapshot *snap);
+/* Ring-buffer events of pid dropped in BPF (thread-safe: a map read). */
+uint64_t hs_daemon__lost(const struct hs_daemon *d, pid_t pid);
 /* Estimated in-use bytes of a process (sum of a*W/(r+1)). */
 double hs_daemon__inuse(const struct hs_proc *p);
 

@@ -308,14 +308,16 @@ static enum MHD_Result processes(struct hs_daemon *d, struct MHD_Connection *c)
 				", \"start_time\": %llu, \"samples\": %zu, "
 				"\"estimated_heap_bytes\": %.0f, "
 				"\"sampling_period\": %lld, \"events\": "
-				"%llu, \"lost_events\": %llu}",
+				"%llu, \"lost_events\": %llu, "
+				"\"lost_ringbuf_events\": %llu}",
 				(unsigned long long)p->start_time,
 				hs_profile__live(p->ev.prof),
 				hs_daemon__inuse(p), (long long)period,
 				(unsigned long long)(p->ev.allocs +
 						     p->ev.frees),
 				(unsigned long long)hs_profile__seq_lost(
-					p->ev.prof));
+					p->ev.prof),
+				(unsigned long long)hs_daemon__lost(d, p->pid));
 			first = false;
 		}
 	}
@@ -394,8 +396,9 @@ static enum MHD_Result metrics(struct hs_daemon *d, struct MHD_Connection *c)
 		(unsigned long long)d->http_requests,
 		(unsigned long long)d->dumps,
 		(unsigned long long)d->dump_errors);
-	fputs("# HELP heapscope_process_lost_events_total Sequence gaps "
-	      "(events lost) per process.\n"
+	fputs("# HELP heapscope_process_lost_events_total Events lost per "
+	      "process: dropped by a full ring buffer, or seen missing "
+	      "as sequence gaps.\n"
 	      "# TYPE heapscope_process_lost_events_total counter\n",
 	      f);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
@@ -405,7 +408,14 @@ static enum MHD_Result metrics(struct hs_daemon *d, struct MHD_Connection *c)
 				"\",comm=\"",
 				p->pid);
 			prom_label(f, p->info.comm);
-			fprintf(f, "\"} %llu\n",
+			fprintf(f, "\",reason=\"ringbuf\"} %llu\n",
+				(unsigned long long)hs_daemon__lost(d, p->pid));
+			fprintf(f,
+				"heapscope_process_lost_events_total{pid=\"%d"
+				"\",comm=\"",
+				p->pid);
+			prom_label(f, p->info.comm);
+			fprintf(f, "\",reason=\"sequence_gap\"} %llu\n",
 				(unsigned long long)hs_profile__seq_lost(
 					p->ev.prof));
 		}

@@ -67,9 +67,10 @@ int hs_report__comments(char out[][160], size_t max,
 		return 0;
 	snprintf(out[n++], 160,
 		 "heapscope: %llu live samples; lost events: %llu ring buffer "
-		 "(all processes), %llu sequence gaps (this process), %llu "
-		 "stack reads",
+		 "(this process; %llu all), %llu sequence gaps, %llu stack "
+		 "reads",
 		 (unsigned long long)st->live,
+		 (unsigned long long)st->lost_ringbuf_proc,
 		 (unsigned long long)st->lost_ringbuf,
 		 (unsigned long long)st->seq_lost,
 		 (unsigned long long)st->lost_stack);

@@ -12,6 +12,9 @@
 #                    error, the daemon lives, /metrics answers
 #   container        the target runs in new PID + mount namespaces
 #                    (unshare); the host's daemon reports host pid and nspid
+#   lost             the daemon is stopped (SIGSTOP) while a target samples
+#                    fast: the ring buffer overflows; the drops are counted
+#                    for that process in /metrics and the profile comments
 #   sighup_rate      SIGHUP dumps atomically to --dump-dir; `heapscope rate`
 #                    changes the period; record --format pprof|text; SIGTERM
 #                    stops the daemon cleanly
@@ -56,7 +59,7 @@ new_port
 
 start_target() { # outfile [args...]: starts hold_100mib, sets tpid
 	local out=$1; shift
-	HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=7 LD_PRELOAD=$LIB \
+	HEAPSCOPE_SAMPLE_RATE=${RATE:-$T} HEAPSCOPE_SAMPLE_SEED=7 LD_PRELOAD=$LIB \
 		"$HOLD" "$@" >"$out" 2>&1 &
 	tpid=$!
 	tpids+=("$tpid")
@@ -234,6 +237,25 @@ sighup_rate)
 	wait "$dpid"; rc=$?; dpid=""
 	[ $rc -eq 0 ] || fail "daemon exited $rc on SIGTERM"
 	echo "PASS: SIGHUP dump, rate change, record formats, clean SIGTERM"
+	;;
+lost)
+	start_daemon
+	RATE=1024 start_target "$work/t.out" churn 64
+	sleep 0.5
+	kill -STOP "$dpid"
+	sleep 4
+	kill -CONT "$dpid"
+	sleep 1.5 # the main thread refreshes loss counters once a second
+	curl -sf "$URL/metrics" >"$work/metrics" || fail "/metrics"
+	grep "heapscope_process_lost_events_total{pid=\"$tpid\"" "$work/metrics"
+	grep -q "heapscope_process_lost_events_total{pid=\"$tpid\",comm=\"hold_100mib\",reason=\"ringbuf\"} [1-9]" \
+		"$work/metrics" || fail "no per-process ring-buffer loss counted"
+	grep -q '^heapscope_lost_events_total{reason="ringbuf"} [1-9]' "$work/metrics" ||
+		fail "no global ring-buffer loss counted"
+	go tool pprof -raw "$URL/debug/pprof/heap?pid=$tpid" 2>/dev/null |
+		grep -E 'lost events: [1-9][0-9]* ring buffer \(this process' ||
+		fail "profile comments lack the loss"
+	echo "PASS: ring-buffer losses counted per process (metrics, profile comments)"
 	;;
 *) echo "unknown mode $MODE"; exit 2 ;;
 esac

@@ -2,9 +2,9 @@
 /*
  * hold_100mib.c - the daemon tests' target: allocates 100 MiB in 64 KiB
  * blocks from one known function (hold_100mib), touches it, prints
- * "ready <pid>" and sleeps until killed.  With an argument "churn" it then
- * keeps allocating and freeing 64 KiB blocks from churn_allocs (so an
- * allocs window sees events).
+ * "ready <pid>" and sleeps until killed.  With an argument "churn [N]" it
+ * then keeps allocating and freeing N (default 4) 64 KiB blocks per
+ * millisecond from churn_allocs (so an allocs window sees events).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +41,14 @@ int main(int argc, char **argv)
 {
 	struct timespec ts = {0, 1000 * 1000};
 	int churn = argc > 1 && !strcmp(argv[1], "churn");
+	int per_ms = argc > 2 ? atoi(argv[2]) : 4;
 
 	hold_100mib();
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	for (;;) {
 		if (churn)
-			for (int i = 0; i < 4; i++)
+			for (int i = 0; i < per_ms; i++)
 				churn_allocs();
 		nanosleep(&ts, NULL);
 	}
