@@ -329,7 +329,7 @@ static void proc_free(struct hs_daemon *d, struct hs_proc *p)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = p->next;
-	for (struct hs_window *w = p->windows; w; w = w->next) {
+	for (struct hs_scrape_window *w = p->windows; w; w = w->next) {
 		w->dead = true;
 		w->proc = NULL;
 	}
@@ -564,7 +564,7 @@ static void window_add(struct hs_proc *p, const struct hs_event *e)
 	};
 
 	memcpy(s.stack, e->stack, e->depth * sizeof(s.stack[0]));
-	for (struct hs_window *w = p->windows; w; w = w->next)
+	for (struct hs_scrape_window *w = p->windows; w; w = w->next)
 		hs_profile__alloc(w->prof, &s);
 }
 
@@ -661,7 +661,7 @@ static void symref_check(struct hs_symref *r, const uint64_t *a, size_t n)
 }
 
 int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
-			struct hs_window *w, uint64_t start_ns,
+			struct hs_scrape_window *w, uint64_t start_ns,
 			struct hs_snapshot *snap)
 {
 	struct heapscope_registry h;

@@ -21,9 +21,9 @@
 
 /* An /debug/pprof/allocs window: the allocs seen for one pid while an
  * HTTP request waits.  Owned by the request; the process only links it. */
-struct hs_window {
+struct hs_scrape_window {
 	struct hs_profile *prof; /* allocs only, frees not applied */
-	struct hs_window *next;
+	struct hs_scrape_window *next;
 	bool dead;		 /* the process exited or exec'd */
 	struct hs_proc *proc;	 /* NULL once dead */
 };
@@ -52,7 +52,7 @@ struct hs_proc {
 	int64_t reg_period;  /* from the registry at attach */
 	uint64_t created_ns; /* CLOCK_REALTIME */
 	bool gone;	     /* seen dead; freed at the next sweep */
-	struct hs_window *windows;
+	struct hs_scrape_window *windows;
 	struct hs_proc *next; /* hash chain */
 };
 
@@ -109,7 +109,7 @@ struct hs_snapshot {
 
 /* Under the daemon lock: copy one process's heap (or window w's allocs). */
 int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
-			struct hs_window *w, uint64_t start_ns,
+			struct hs_scrape_window *w, uint64_t start_ns,
 			struct hs_snapshot *snap);
 /* Without the daemon lock: symbolize and encode as fmt; *out malloc'd. */
 int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,

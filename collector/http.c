@@ -168,7 +168,7 @@ static enum MHD_Result allocs(struct hs_daemon *d, struct MHD_Connection *c)
 						       "pid"),
 		   *ssec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						       "seconds");
-	struct hs_window w = {0}, **pp;
+	struct hs_scrape_window w = {0}, **pp;
 	struct hs_snapshot snap;
 	enum hs_format fmt;
 	struct hs_proc *p;
