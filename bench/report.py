@@ -175,6 +175,17 @@ def memory_return(tmp, allocs):
     return res
 
 
+def rss_rows(cells, order, allocs):
+    """Rows where every allocator has a peak RSS: geo means compare like with like."""
+    return [k for k in order
+            if all(a in cells[k] and math.isfinite(cells[k][a]["m"]) for a in allocs)]
+
+
+def rss_geomeans(cells, order, allocs):
+    rows = rss_rows(cells, order, allocs)
+    return {a: geomean([cells[k][a]["m"] for k in rows]) for a in allocs}
+
+
 def top_functions(path, n):
     """'fn (lib) Ir/pair, ...' from a callgrind output file, main excluded.
     callgrind_annotate splits a function by source file (inlined headers)
@@ -379,9 +390,7 @@ def main():
         md.append(f"| no workload worse than 1.5 × best peer | worst: {worst['key'][0]} "
                   f"T={worst['key'][1]} at {fmt(worst['vs_best'], 2)} | "
                   f"{yes(worst['vs_best'] <= 1.5)} |")
-        rss_g = {}
-        for a in allocs:
-            rss_g[a] = geomean([cells[k][a]["m"] for k in order if a in cells[k]])
+        rss_g = rss_geomeans(cells, order, allocs)
         low_peer = min((rss_g[p], p) for p in PEERS if p in rss_g)
         md.append(f"| peak RSS geo mean ≤ lowest peer's | heapscope {fmt(rss_g.get(HS), 1)} MiB, "
                   f"lowest peer {low_peer[1]} {fmt(low_peer[0], 1)} MiB | "
@@ -426,8 +435,10 @@ def main():
     md.append("## Peak RSS (MiB, median of ru_maxrss)")
     md.extend(table_by_alloc(cells, order, allocs, "m", 1, "MiB"))
     md.append("")
-    md.append("Geometric mean of peak RSS over all rows: " + ", ".join(
-        f"{a} {fmt(geomean([cells[k][a]['m'] for k in order if a in cells[k]]), 1)} MiB" for a in allocs) + ".")
+    common = rss_rows(cells, order, allocs)
+    md.append(f"Geometric mean of peak RSS over the {len(common)} rows where every allocator "
+              "has a successful run: " + ", ".join(
+                  f"{a} {fmt(v, 1)} MiB" for a, v in rss_geomeans(cells, order, allocs).items()) + ".")
 
     # ---- fast path
     md.append("")
