@@ -20,14 +20,36 @@ static void on_alloc(struct hs_events *ev, const struct hs_event *e)
 		.weight = e->weight,
 		.tid = e->tid,
 		.depth = e->depth,
+		.time_ns = e->ts_ns,
 	};
+	int rc;
 
 	memcpy(s.stack, e->stack, e->depth * sizeof(s.stack[0]));
 	ev->allocs++;
 	hs_profile__note_seq(ev->prof, e->seq);
 	if (ev->syms)
 		hs_syms__check(ev->syms, s.stack, s.depth);
-	if (hs_profile__alloc(ev->prof, &s) < 0)
+	rc = hs_profile__alloc(ev->prof, &s);
+	if (rc < 0)
+		ev->bad++;
+	if (ev->win) {
+		hs_window__alloc_event(ev->win, &s);
+		if (rc == 0)
+			hs_window__live_alloc(ev->win, &s, ev->prof);
+	}
+}
+
+static void on_free(struct hs_events *ev, const struct hs_event *e)
+{
+	const struct hs_sample *s = hs_profile__get(ev->prof, e->alloc_seq);
+
+	ev->frees++;
+	hs_profile__note_seq(ev->prof, e->seq);
+	if (s && ev->win)
+		hs_window__live_free(ev->win, s, e->ts_ns, e->tid,
+				     (const uint64_t *)e->stack,
+				     e->depth);
+	if (hs_profile__free_seq(ev->prof, e->alloc_seq) < 0)
 		ev->bad++;
 }
 
@@ -55,10 +77,7 @@ int hs_events__handle(void *ctx, void *data, size_t size)
 		on_alloc(ev, e);
 		break;
 	case HS_EV_FREE:
-		ev->frees++;
-		hs_profile__note_seq(ev->prof, e->seq);
-		if (hs_profile__free_seq(ev->prof, e->alloc_seq) < 0)
-			ev->bad++;
+		on_free(ev, e);
 		break;
 	case HS_EV_RATE:
 		ev->rates++;

@@ -58,6 +58,11 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 
 	if (id)
 		return id;
+	if (addr == HS_FREE_MARKER) {
+		/* lifetime profiles: frames above this one free the object */
+		line.function_id = pprof_function(x->b, "[free]", NULL);
+		return pprof_location(x->b, 0, pc, &line, 1);
+	}
 	if (x->syms) {
 		hs_syms__frame(x->syms, addr, &f);
 	} else {
@@ -87,7 +92,12 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 	x.b = pprof_new();
 	if (!x.b)
 		return -ENOMEM;
-	if (m->allocs) {
+	if (m->ntypes) {
+		for (size_t k = 0; k < m->ntypes; k++)
+			pprof_add_sample_type(x.b, m->type_names[k],
+					      m->type_units[k]);
+		pprof_set_default_sample_type(x.b, m->type_names[0]);
+	} else if (m->allocs) {
 		pprof_add_sample_type(x.b, "alloc_objects", "count");
 		pprof_add_sample_type(x.b, "alloc_space", "bytes");
 		pprof_set_default_sample_type(x.b, "alloc_space");
@@ -96,11 +106,14 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 		pprof_add_sample_type(x.b, "inuse_space", "bytes");
 		pprof_set_default_sample_type(x.b, "inuse_space");
 	}
-	pprof_add_sample_type(x.b, m->allocs ? "alloc_requested_space"
-					     : "inuse_requested_space",
-			      "bytes");
-	pprof_add_sample_type(x.b, "samples", "count");
-	if (m->residency) {
+	if (!m->ntypes) {
+		pprof_add_sample_type(x.b,
+				      m->allocs ? "alloc_requested_space"
+						: "inuse_requested_space",
+				      "bytes");
+		pprof_add_sample_type(x.b, "samples", "count");
+	}
+	if (m->residency && !m->ntypes) {
 		pprof_add_sample_type(x.b, "resident_space", "bytes");
 		pprof_add_sample_type(x.b, "swapped_space", "bytes");
 		pprof_add_sample_type(x.b, "not_resident_space", "bytes");
@@ -138,8 +151,18 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 			depth = HEAPSCOPE_MAX_FRAMES;
 		for (uint32_t k = 0; k < depth; k++)
 			locs[k] = location_for(&x, a->stack[k]);
-		err = pprof_add_sample(x.b, locs, depth, vals,
-				       m->residency ? 8 : 4, labels, nl);
+		if (m->ntypes) {
+			int64_t tv[16] = {0};
+
+			m->values(a, tv);
+			err = pprof_add_sample(x.b, locs, depth, tv,
+					       m->ntypes < 16 ? m->ntypes : 16,
+					       labels, nl);
+		} else {
+			err = pprof_add_sample(x.b, locs, depth, vals,
+					       m->residency ? 8 : 4, labels,
+					       nl);
+		}
 		if (err)
 			goto out;
 	}

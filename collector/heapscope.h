@@ -31,7 +31,26 @@ enum hs_value {
 	HS_VALUE_SWAPPED,      /* swapped out */
 	HS_VALUE_NOT_RESIDENT, /* never touched (or zero page, or dropped) */
 	HS_VALUE_HUGE,	       /* backed by a THP / huge page */
+	/* lifetime profile (window.c) */
+	HS_VALUE_LIFETIME_MEAN, /* ns, weighted by estimated objects */
+	HS_VALUE_LIFETIME_MIN,	/* ns */
+	HS_VALUE_LIFETIME_MAX,	/* ns */
+	HS_VALUE_SAME_THREAD,	/* estimated objects freed by their allocator */
+	/* fragmentation profile (fragmentation.c) */
+	HS_VALUE_FRAGMENTATION, /* bytes, proxy method (docs/profiles.md) */
+	HS_VALUE_FRAGMENTATION_AGE, /* bytes, age-weighted attribution */
 };
+
+/* What `record --profile` reports (DESIGN.md section 6). */
+enum hs_profile_kind {
+	HS_PROFILE_HEAP = 0,	  /* live samples now (+ residency) */
+	HS_PROFILE_ALLOCS,	  /* sampled allocations within the window */
+	HS_PROFILE_LIFETIME,	  /* allocated and freed within the window */
+	HS_PROFILE_PEAK,	  /* heap at the highest estimated total */
+	HS_PROFILE_FRAGMENTATION, /* bytes held by proxies' spans */
+};
+
+int hs_parse_profile(const char *s, enum hs_profile_kind *out);
 
 enum hs_format {
 	HS_FORMAT_FOLDED = 0, /* frame;frame;leaf VALUE */
@@ -49,6 +68,8 @@ struct hs_options {
 	const char *lib; /* --lib: path or file-name prefix of the library */
 	bool verbose;	 /* -v: libbpf and debug messages on stderr */
 	enum hs_format format; /* --format */
+	enum hs_profile_kind profile; /* --profile */
+	bool value_set;		      /* --value given */
 };
 
 int hs_parse_value(const char *s, enum hs_value *out);
@@ -135,6 +156,13 @@ struct hs_sample {
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* innermost first */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC of the allocation, 0 = ? */
 	struct hs_page_res res; /* filled by hs_residency__scan */
+	/* small samples: the proxy and its span (record extension, abi.h) */
+	uint64_t proxy;
+	struct {
+		uint64_t start, bytes;	 /* span of the proxy */
+		uint32_t live, objects;	 /* objects out of it / capacity */
+		uint64_t updated_ns;	 /* when the target filled it, 0 = never */
+	} pspan;
 };
 
 /* One distinct raw stack with its summed estimates. */
@@ -148,6 +176,11 @@ struct hs_stack_agg {
 	/* residency estimates, bytes (0 unless the samples were scanned) */
 	double resident, swapped, not_resident, huge;
 	uint64_t res_samples; /* samples with residency */
+	/* lifetime profile: ns; mean = lt_sum / lt_weight */
+	double lt_min, lt_max, lt_sum, lt_weight;
+	double same_thread; /* estimated objects freed by the allocating tid */
+	/* fragmentation profile, bytes */
+	double frag, frag_age;
 };
 
 struct hs_profile;
@@ -160,6 +193,9 @@ int hs_profile__alloc(struct hs_profile *p, const struct hs_sample *s);
 /* A free of record alloc_seq.  0 when a live sample was removed, 1 when
  * the alloc was not seen yet (a tombstone is kept). */
 int hs_profile__free_seq(struct hs_profile *p, uint64_t alloc_seq);
+/* The live sample of record seq, or NULL. */
+const struct hs_sample *hs_profile__get(const struct hs_profile *p,
+					uint64_t seq);
 /* Record the seq of an alloc/free event, for gap detection. */
 void hs_profile__note_seq(struct hs_profile *p, uint64_t seq);
 /* Events missing from the seq range seen so far. */
@@ -204,6 +240,63 @@ int hs_residency__scan(struct hs_residency *r, struct hs_sample *const *ss,
 double hs_res_fraction(const struct hs_page_res *res, enum hs_value v);
 /* Scan every live sample of p in process pid: 0 or -errno. */
 int hs_profile__scan_residency(struct hs_profile *p, pid_t pid);
+
+/* ------------------------------------------------------------ window */
+
+/* The allocs, lifetime and peak profiles of a recording (window.c). */
+struct hs_window;
+
+#define HS_FREE_MARKER ((uint64_t)-2) /* lifetime: free stack | alloc stack */
+#define HS_LT_FREE_FRAMES 16	      /* free frames kept per lifetime stack */
+#define HS_PEAK_RESOLUTION 0.01	      /* peak copy when total > last * 1.01 */
+
+/* start_ns: CLOCK_MONOTONIC of the attach (window start). */
+struct hs_window *hs_window__new(uint64_t start_ns);
+void hs_window__free(struct hs_window *w);
+/* While on, live allocs do not check for a new peak (registry load). */
+void hs_window__loading(struct hs_window *w, bool on);
+/* A sample_alloc event (allocs profile). */
+int hs_window__alloc_event(struct hs_window *w, const struct hs_sample *s);
+/* A sample joined the live set (after hs_profile__alloc returned 0). */
+int hs_window__live_alloc(struct hs_window *w, const struct hs_sample *s,
+			  const struct hs_profile *live);
+/* A live sample is about to leave the live set (free event at free_ns,
+ * thread free_tid, free stack fstack[fdepth], innermost first). */
+int hs_window__live_free(struct hs_window *w, const struct hs_sample *s,
+			 uint64_t free_ns, uint32_t free_tid,
+			 const uint64_t *fstack, uint32_t fdepth);
+/* Take a peak copy if the total exceeds the last by the resolution. */
+int hs_window__peak_check(struct hs_window *w, const struct hs_profile *live);
+/* Copies (malloc'd) of the aggregations. */
+int hs_window__allocs(const struct hs_window *w, struct hs_stack_agg **out,
+		      size_t *n);
+int hs_window__lifetime(const struct hs_window *w, struct hs_stack_agg **out,
+			size_t *n);
+int hs_window__peak(const struct hs_window *w, struct hs_stack_agg **out,
+		    size_t *n, double *total);
+uint64_t hs_window__peak_snapshots(const struct hs_window *w);
+/* pprof sample types of the lifetime profile: objects/count,
+ * lifetime_mean|min|max/nanoseconds, same_thread_objects/count,
+ * space/bytes, samples/count.  (pprof sums values when it merges
+ * samples; mean/min/max are only right per sample.) */
+struct hs_pprof_meta;
+void hs_window__pprof_lifetime(struct hs_pprof_meta *m);
+/* The aggregation of profile `kind` (malloc'd): heap and fragmentation
+ * from the live set (residency must be scanned before, if wanted), the
+ * others from the window w. */
+int hs_record__aggregate(enum hs_profile_kind kind, struct hs_profile *live,
+			 const struct hs_window *w, struct hs_stack_agg **out,
+			 size_t *n);
+/* Folded value when --value is not given: objects for lifetime,
+ * fragmentation for fragmentation, inuse otherwise. */
+enum hs_value hs_profile_kind__default_value(enum hs_profile_kind kind);
+/* Fragmentation profile of the live set (fragmentation.c). */
+int hs_fragmentation__aggregate(struct hs_profile *live,
+				struct hs_stack_agg **out, size_t *n);
+/* pprof sample types of the fragmentation profile. */
+void hs_fragmentation__pprof(struct hs_pprof_meta *m);
+/* hs_symbolize_fn that names HS_FREE_MARKER "[free]"; ctx = hs_syms. */
+const char *hs_window__sym(void *syms, uint64_t addr);
 
 /* ------------------------------------------------------------ symbols */
 
@@ -301,6 +394,11 @@ struct hs_pprof_meta {
 	bool allocs; /* alloc_* (window) instead of inuse_* sample types */
 	bool residency; /* add resident_space, swapped_space,
 			 * not_resident_space, huge_space (bytes) */
+	/* Other sample types instead of the heap/allocs ones (lifetime,
+	 * fragmentation): ntypes names/units; values(agg, vals[ntypes]). */
+	size_t ntypes;
+	const char *const *type_names, *const *type_units;
+	void (*values)(const struct hs_stack_agg *a, int64_t *vals);
 };
 
 /*
@@ -359,6 +457,7 @@ struct hs_events {
 	uint64_t bad;	       /* malformed events */
 	uint64_t stack_faults; /* events whose stack could not be read */
 	int64_t period;	       /* last rate_change new period, 0 = unknown */
+	struct hs_window *win; /* allocs/lifetime/peak, may be NULL */
 };
 
 /* ring_buffer_sample_fn: validates and applies one struct hs_event. */

@@ -30,8 +30,10 @@ static bool verbose;
 
 static const char usage[] =
 	"Usage: heapscope record -p PID [-d SECONDS] [-o FILE] [--format F]\n"
-	"                        [--value inuse|requested|objects] [--lib "
+	"                        [--value V] [--lib "
 	"PATH]\n"
+	"                        [--profile heap|allocs|lifetime|peak|"
+	"fragmentation]\n"
 	"                        [-v]\n"
 	"\n"
 	"Record the live heap of a process using libheapscope.so and write it\n"
@@ -54,6 +56,15 @@ static const char usage[] =
 	"                       prefix (default: libheapscope, else any "
 	"mapped\n"
 	"                       file with a heapscope USDT note)\n"
+	"      --profile P      heap (live samples now, default), allocs\n"
+	"                       (sampled allocations within the window),\n"
+	"                       lifetime (allocated and freed within the\n"
+	"                       window: alloc;[free];free stacks, --value\n"
+	"                       objects (default), lifetime_mean,\n"
+	"                       lifetime_min, lifetime_max (ns), same_thread),\n"
+	"                       peak (heap at the highest estimated total,\n"
+	"                       1% resolution), fragmentation (bytes the\n"
+	"                       proxies' spans cannot return; docs/profiles.md)\n"
 	"  -v, --verbose        libbpf and debug messages on stderr\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -83,9 +94,35 @@ int hs_parse_value(const char *s, enum hs_value *out)
 		*out = HS_VALUE_NOT_RESIDENT;
 	else if (!strcmp(s, "huge"))
 		*out = HS_VALUE_HUGE;
+	else if (!strcmp(s, "lifetime_mean"))
+		*out = HS_VALUE_LIFETIME_MEAN;
+	else if (!strcmp(s, "lifetime_min"))
+		*out = HS_VALUE_LIFETIME_MIN;
+	else if (!strcmp(s, "lifetime_max"))
+		*out = HS_VALUE_LIFETIME_MAX;
+	else if (!strcmp(s, "same_thread"))
+		*out = HS_VALUE_SAME_THREAD;
+	else if (!strcmp(s, "fragmentation"))
+		*out = HS_VALUE_FRAGMENTATION;
+	else if (!strcmp(s, "fragmentation_age"))
+		*out = HS_VALUE_FRAGMENTATION_AGE;
 	else
 		return -EINVAL;
 	return 0;
+}
+
+int hs_parse_profile(const char *s, enum hs_profile_kind *out)
+{
+	static const char *const names[] = {"heap", "allocs", "lifetime",
+					    "peak", "fragmentation"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*out = (enum hs_profile_kind)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 const char *hs_value_name(enum hs_value v)
@@ -103,6 +140,18 @@ const char *hs_value_name(enum hs_value v)
 		return "not-resident bytes";
 	case HS_VALUE_HUGE:
 		return "huge-page bytes";
+	case HS_VALUE_LIFETIME_MEAN:
+		return "ns mean lifetime";
+	case HS_VALUE_LIFETIME_MIN:
+		return "ns min lifetime";
+	case HS_VALUE_LIFETIME_MAX:
+		return "ns max lifetime";
+	case HS_VALUE_SAME_THREAD:
+		return "objects freed by their thread";
+	case HS_VALUE_FRAGMENTATION:
+		return "fragmentation bytes (proxy)";
+	case HS_VALUE_FRAGMENTATION_AGE:
+		return "fragmentation bytes (age-weighted)";
 	default:
 		return "inuse bytes";
 	}
@@ -127,7 +176,7 @@ static void on_signal(int sig)
 
 static int parse_args(int argc, char **argv, struct hs_options *o)
 {
-	enum { OPT_VALUE = 256, OPT_LIB, OPT_FORMAT };
+	enum { OPT_VALUE = 256, OPT_LIB, OPT_FORMAT, OPT_PROFILE };
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'd'},
@@ -135,6 +184,7 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 		{"value", required_argument, NULL, OPT_VALUE},
 		{"lib", required_argument, NULL, OPT_LIB},
 		{"format", required_argument, NULL, OPT_FORMAT},
+		{"profile", required_argument, NULL, OPT_PROFILE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -190,6 +240,17 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 					"(inuse, requested, objects, "
 					"resident, swapped, not_resident, "
 					"huge)\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->value_set = true;
+			break;
+		case OPT_PROFILE:
+			if (hs_parse_profile(optarg, &o->profile)) {
+				fprintf(stderr,
+					"heapscope: invalid --profile '%s' "
+					"(heap, allocs, lifetime, peak or "
+					"fragmentation)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -300,13 +361,17 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 			.weight = r->weight,
 			.tid = r->tid,
 			.depth = r->depth,
+			.time_ns = r->time_ns,
 		};
 
 		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
 		if (ev->syms)
 			hs_syms__check(ev->syms, s.stack, s.depth);
-		if (hs_profile__alloc(ev->prof, &s) == 0)
+		if (hs_profile__alloc(ev->prof, &s) == 0) {
 			added++;
+			if (ev->win)
+				hs_window__live_alloc(ev->win, &s, ev->prof);
+		}
 	}
 	if (!ev->period)
 		ev->period = snap.hdr.sample_period;
@@ -401,8 +466,8 @@ static int write_report(const struct hs_options *o, const struct hs_target *t,
 		.period = ev->period,
 	};
 	struct heapscope_registry h;
-	char comments[4][160];
-	const char *cptr[4];
+	char comments[6][160];
+	const char *cptr[6];
 	uint64_t addr, now = wall_ns();
 	struct hs_pprof_meta meta = {
 		.pid = o->pid,
@@ -413,7 +478,8 @@ static int write_report(const struct hs_options *o, const struct hs_target *t,
 		.time_nanos = (int64_t)start_ns,
 		.duration_nanos = (int64_t)(now - start_ns),
 		.comments = cptr,
-		.residency = true,
+		.residency = o->profile == HS_PROFILE_HEAP,
+		.allocs = o->profile == HS_PROFILE_ALLOCS,
 	};
 
 	if (!hs_registry__locate(t, &addr) &&
@@ -422,6 +488,27 @@ static int write_report(const struct hs_options *o, const struct hs_target *t,
 		st.records = h.live;
 	}
 	meta.ncomments = hs_report__comments(comments, 4, &st);
+	if (o->profile == HS_PROFILE_LIFETIME)
+		hs_window__pprof_lifetime(&meta);
+	else if (o->profile == HS_PROFILE_FRAGMENTATION)
+		hs_fragmentation__pprof(&meta);
+	if (o->profile == HS_PROFILE_PEAK && ev->win) {
+		double total;
+		struct hs_stack_agg *tmp;
+		size_t ntmp;
+
+		if (!hs_window__peak(ev->win, &tmp, &ntmp, &total)) {
+			free(tmp);
+			snprintf(comments[meta.ncomments], 160,
+				 "heapscope: peak profile: estimated in-use "
+				 "total %.0f bytes (1%% resolution, %llu "
+				 "copies)",
+				 total,
+				 (unsigned long long)hs_window__peak_snapshots(
+					 ev->win));
+			meta.ncomments++;
+		}
+	}
 	for (size_t i = 0; i < meta.ncomments; i++)
 		cptr[i] = comments[i];
 	return hs_report__write(o->output, o->format, o->value, aggs, naggs,
@@ -442,7 +529,13 @@ static int record(const struct hs_options *o)
 	double deadline = 0;
 	uint8_t one = 1;
 	uint32_t key = o->pid;
+	struct hs_options eff = *o;
 	int err;
+
+	/* The folded value when --value was not given depends on --profile. */
+	if (!eff.value_set)
+		eff.value = hs_profile_kind__default_value(o->profile);
+	o = &eff;
 
 	/* Check: everything that can fail cheaply, before touching BPF. */
 	if (geteuid() != 0) {
@@ -509,7 +602,8 @@ static int record(const struct hs_options *o)
 		goto cleanup;
 	}
 	ev.prof = hs_profile__new();
-	if (!ev.prof) {
+	ev.win = hs_window__new((uint64_t)(now_s() * 1e9));
+	if (!ev.prof || !ev.win) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -539,7 +633,10 @@ static int record(const struct hs_options *o)
 			"heapscope: warning: cannot snapshot /proc/%d/maps; "
 			"stacks will be addresses\n",
 			o->pid);
+	hs_window__loading(ev.win, true);
 	read_registry(&t, &ev);
+	hs_window__loading(ev.win, false);
+	hs_window__peak_check(ev.win, ev.prof);
 	if (o->verbose)
 		fprintf(stderr, "heapscope: attached to %s in process %d\n",
 			t.path, o->pid);
@@ -580,7 +677,9 @@ static int record(const struct hs_options *o)
 
 	/* Report. */
 	hs_syms__sync(ev.syms);
-	if (!ev.exited && process_alive(o->pid)) {
+	if ((o->profile == HS_PROFILE_HEAP ||
+	     o->profile == HS_PROFILE_FRAGMENTATION) &&
+	    !ev.exited && process_alive(o->pid)) {
 		int rerr = hs_profile__scan_residency(ev.prof, o->pid);
 
 		if (rerr)
@@ -589,11 +688,10 @@ static int record(const struct hs_options *o)
 				"(needs root for /proc/kpageflags)\n",
 				strerror(-rerr));
 	}
-	err = hs_profile__aggregate(ev.prof, &aggs, &naggs);
+	err = hs_record__aggregate(o->profile, ev.prof, ev.win, &aggs, &naggs);
 	if (!err)
-		err = hs_folded__build(aggs, naggs, o->value,
-				       ev.syms ? hs_syms__name : NULL, ev.syms,
-				       &lines, &nlines);
+		err = hs_folded__build(aggs, naggs, o->value, hs_window__sym,
+				       ev.syms, &lines, &nlines);
 	if (err) {
 		fprintf(stderr, "heapscope: cannot build the profile: %s\n",
 			strerror(-err));
@@ -619,6 +717,7 @@ cleanup:
 	ring_buffer__free(rb);
 	hs_syms__free(ev.syms);
 	hs_profile__free(ev.prof);
+	hs_window__free(ev.win);
 	heapscope_bpf__destroy(skel);
 	return err;
 }

@@ -193,6 +193,14 @@ int hs_profile__free_seq(struct hs_profile *p, uint64_t alloc_seq)
 	return err ? err : 1;
 }
 
+const struct hs_sample *hs_profile__get(const struct hs_profile *p,
+					uint64_t seq)
+{
+	const struct slot *sl = seq ? lookup(p, seq) : NULL;
+
+	return sl ? sl->s : NULL;
+}
+
 void hs_profile__note_seq(struct hs_profile *p, uint64_t seq)
 {
 	if (!seq)
@@ -260,6 +268,18 @@ double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v)
 		return a->not_resident;
 	case HS_VALUE_HUGE:
 		return a->huge;
+	case HS_VALUE_LIFETIME_MEAN:
+		return a->lt_weight > 0 ? a->lt_sum / a->lt_weight : 0;
+	case HS_VALUE_LIFETIME_MIN:
+		return a->lt_min;
+	case HS_VALUE_LIFETIME_MAX:
+		return a->lt_max;
+	case HS_VALUE_SAME_THREAD:
+		return a->same_thread;
+	case HS_VALUE_FRAGMENTATION:
+		return a->frag;
+	case HS_VALUE_FRAGMENTATION_AGE:
+		return a->frag_age;
 	case HS_VALUE_INUSE:
 	default:
 		return a->inuse;

@@ -26,3 +26,17 @@ add_test(NAME profiles_placement
     $<TARGET_FILE:heapscope> $<TARGET_FILE:placement_target>)
 set_tests_properties(profiles_placement PROPERTIES
   SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root")
+
+# allocs / lifetime / peak profiles through `heapscope record`.
+add_executable(lifetime_target
+  ${CMAKE_CURRENT_SOURCE_DIR}/programs/lifetime_target.c)
+target_compile_options(lifetime_target PRIVATE -O1 -fno-builtin-malloc)
+target_link_libraries(lifetime_target PRIVATE ${CMAKE_DL_LIBS} pthread)
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_test(NAME profiles_lifetime
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_lifetime.sh
+      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+      $<TARGET_FILE:lifetime_target>)
+  set_tests_properties(profiles_lifetime PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root;bpf")
+endif()

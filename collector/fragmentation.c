@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fragmentation.c - the fragmentation profile: for small sampled objects,
+ * the bytes that their proxies' spans cannot return to the OS.
+ *
+ * Each small sample holds a proxy object in a normal span S (abi.h record
+ * extension: span start and bytes B_S, objects out of it n_S, capacity).
+ * The span cannot be returned while n_S > 0; its unused bytes are
+ * F_S = B_S - n_S * a (a = size-class size).  Two attributions per
+ * sample i of estimated count c_i = W_i/(r_i + 1), age t_i:
+ *
+ *   proxy (the seed's method):  frag_i = c_i * F_S / n_S
+ *       every live object of S carries an equal share of F_S.
+ *   age-weighted:  frag_age_i = c_i * F_S / n_S * t_i / t_class
+ *       t_class = sum c_j t_j / sum c_j over the live samples of the same
+ *       size class: old objects (the ones that outlive their neighbours
+ *       and keep a span alive) carry more than young ones that come and
+ *       go.  The sum over a class is unchanged when ages are independent
+ *       of spans; see docs/profiles.md for the workload that motivates it.
+ *
+ * The proxy counts itself in n_S (it occupies a slot, as the sampled
+ * object would have).  Stale or missing span data (updated_ns == 0)
+ * leave a sample out.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "heapscope.h"
+
+struct cls {
+	uint64_t a;
+	double cw, ctw; /* sum c, sum c*t */
+};
+
+static size_t hash_stack(const uint64_t *st, uint32_t depth)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ depth;
+
+	for (uint32_t i = 0; i < depth; i++) {
+		h ^= st[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return (size_t)h;
+}
+
+static bool usable(const struct hs_sample *s)
+{
+	return s->proxy && s->pspan.updated_ns && s->pspan.live &&
+	       s->pspan.bytes && s->pspan.live <= s->pspan.objects &&
+	       s->allocated && s->pspan.live * s->allocated <= s->pspan.bytes;
+}
+
+static struct cls *cls_of(struct cls *c, size_t *nc, uint64_t a)
+{
+	for (size_t i = 0; i < *nc; i++)
+		if (c[i].a == a)
+			return &c[i];
+	c[*nc].a = a;
+	c[*nc].cw = c[*nc].ctw = 0;
+	return &c[(*nc)++];
+}
+
+int hs_fragmentation__aggregate(struct hs_profile *live,
+				struct hs_stack_agg **out, size_t *n)
+{
+	struct hs_sample **ss;
+	struct hs_stack_agg *aggs;
+	struct cls *cls;
+	struct timespec ts;
+	size_t ns, nc = 0, naggs, icap, *index;
+	uint64_t now;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	err = hs_profile__samples(live, &ss, &ns);
+	if (err)
+		return err;
+	cls = calloc(ns ? ns : 1, sizeof(*cls));
+	if (!cls) {
+		free(ss);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const struct hs_sample *s = ss[i];
+		double c, t;
+		struct cls *k;
+
+		if (!usable(s))
+			continue;
+		c = hs_sample_estimate(s, HS_VALUE_OBJECTS);
+		t = s->time_ns && s->time_ns < now ? (double)(now - s->time_ns)
+						   : 0;
+		k = cls_of(cls, &nc, s->allocated);
+		k->cw += c;
+		k->ctw += c * t;
+	}
+	err = hs_profile__aggregate(live, &aggs, &naggs);
+	if (err)
+		goto out;
+	/* Per stack, through a hash index of the aggregated stacks. */
+	icap = 16;
+	while (icap < 2 * naggs)
+		icap *= 2;
+	index = calloc(icap, sizeof(*index));
+	if (!index) {
+		free(aggs);
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < naggs; j++) {
+		size_t h = hash_stack(aggs[j].stack, aggs[j].depth) & (icap - 1);
+
+		while (index[h])
+			h = (h + 1) & (icap - 1);
+		index[h] = j + 1;
+		aggs[j].frag = aggs[j].frag_age = 0;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const struct hs_sample *s = ss[i];
+		double c, t, share, tc;
+		struct cls *k;
+		size_t h;
+
+		if (!usable(s))
+			continue;
+		c = hs_sample_estimate(s, HS_VALUE_OBJECTS);
+		t = s->time_ns && s->time_ns < now ? (double)(now - s->time_ns)
+						   : 0;
+		k = cls_of(cls, &nc, s->allocated);
+		tc = k->cw > 0 ? k->ctw / k->cw : 0;
+		share = (double)(s->pspan.bytes - s->pspan.live * s->allocated) /
+			s->pspan.live;
+		for (h = hash_stack(s->stack, s->depth) & (icap - 1); index[h];
+		     h = (h + 1) & (icap - 1)) {
+			struct hs_stack_agg *a = &aggs[index[h] - 1];
+
+			if (a->depth != s->depth ||
+			    memcmp(a->stack, s->stack,
+				   s->depth * sizeof(s->stack[0])))
+				continue;
+			a->frag += c * share;
+			a->frag_age += tc > 0 ? c * share * t / tc : 0;
+			break;
+		}
+	}
+	free(index);
+	*out = aggs;
+	*n = naggs;
+out:
+	free(cls);
+	free(ss);
+	return err;
+}
+
+static const char *const fr_names[] = {
+	"fragmentation_space", "fragmentation_age_space", "inuse_objects",
+	"inuse_space", "samples",
+};
+static const char *const fr_units[] = {
+	"bytes", "bytes", "count", "bytes", "count",
+};
+
+static int64_t i64(double v)
+{
+	return v > 9e18 ? INT64_MAX : (int64_t)(v + 0.5);
+}
+
+static void fr_values(const struct hs_stack_agg *a, int64_t *v)
+{
+	v[0] = i64(a->frag);
+	v[1] = i64(a->frag_age);
+	v[2] = i64(a->objects);
+	v[3] = i64(a->inuse);
+	v[4] = (int64_t)a->samples;
+}
+
+void hs_fragmentation__pprof(struct hs_pprof_meta *m)
+{
+	m->ntypes = sizeof(fr_names) / sizeof(fr_names[0]);
+	m->type_names = fr_names;
+	m->type_units = fr_units;
+	m->values = fr_values;
+}
