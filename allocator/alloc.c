@@ -131,6 +131,18 @@ void *hs_calloc(size_t count, size_t size)
 	return p;
 }
 
+/* Extends large span s in place to hold n bytes; false if the pages
+ * after it are not free. */
+static bool grow_large(hs_span_t *s, size_t n)
+{
+	size_t before = hs_span_bytes(s);
+	size_t pages = (n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
+	if (!hs_page_heap_try_grow(s, pages))
+		return false;
+	hs_stat_add(HS_STAT_large_bytes, (int64_t)(hs_span_bytes(s) - before));
+	return true;
+}
+
 void *hs_realloc(void *p, size_t n)
 {
 	if (!p) {
@@ -166,6 +178,10 @@ void *hs_realloc(void *p, size_t n)
 			old = hs_span_bytes(s);
 			/* keep a large block that shrinks by less than half */
 			if (n > HS_MAX_SMALL_SIZE && n <= old && n >= old / 2)
+				return p;
+			/* grow in place into a free neighbour (no copy) */
+			if (n > old && n <= ((size_t)1 << 46) &&
+			    grow_large(s, n))
 				return p;
 		}
 	}

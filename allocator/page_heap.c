@@ -224,6 +224,19 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 		return NULL;
 	pthread_mutex_lock(&heap_lock);
 	hs_span_t *s = find_locked(want);
+	if (!s && hs_stat_get(HS_STAT_pageheap_free_bytes) > 0 &&
+	    (size_t)(hs_stat_get(HS_STAT_pageheap_free_bytes) +
+		     hs_stat_get(HS_STAT_pageheap_released_bytes)) >=
+		    (want << HS_PAGE_SHIFT)) {
+		/* Committed and released free spans never merge, so a big
+		 * request (an aligned one above all) can find the heap cut
+		 * into pieces that would fit together, and grow it again
+		 * and again.  Before growing, release the committed spans:
+		 * they coalesce with their released neighbours (gperftools
+		 * PageHeap::New does the same). */
+		release_locked(SIZE_MAX);
+		s = find_locked(want);
+	}
 	if (!s) {
 		if (!grow_locked(want)) {
 			pthread_mutex_unlock(&heap_lock);
@@ -270,6 +283,39 @@ void hs_page_heap_free(hs_span_t *s)
 	if (free_bytes > limit)
 		release_locked((size_t)(free_bytes - limit / 2));
 	pthread_mutex_unlock(&heap_lock);
+}
+
+bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)
+{
+	if (npages <= s->npages || npages > ((size_t)1 << HS_PM_BITS))
+		return npages <= s->npages;
+	size_t extra = npages - s->npages;
+	uintptr_t end = s->start + s->npages;
+	pthread_mutex_lock(&heap_lock);
+	hs_span_t *next = hs_pagemap_get(end);
+	if (!next || next->start != end || next->npages < extra ||
+	    (next->location != HS_SPAN_FREE &&
+	     next->location != HS_SPAN_RELEASED)) {
+		pthread_mutex_unlock(&heap_lock);
+		return false;
+	}
+	uint8_t loc = next->location;
+	list_remove(next);
+	if (next->npages > extra) {
+		next->start += extra;
+		next->npages -= extra;
+		next->location = loc;
+		hs_pagemap_set(next->start, next);
+		hs_pagemap_set(next->start + next->npages - 1, next);
+		list_insert(next);
+	} else {
+		hs_span_delete(next);
+	}
+	for (uintptr_t p = end; p < end + extra; p++)
+		hs_pagemap_set(p, s);
+	s->npages = npages;
+	pthread_mutex_unlock(&heap_lock);
+	return true;
 }
 
 size_t hs_page_heap_release(size_t bytes)

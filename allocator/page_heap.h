@@ -8,6 +8,7 @@
 #ifndef HS_PAGE_HEAP_H
 #define HS_PAGE_HEAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "span.h"
@@ -27,6 +28,10 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages);
 /* Gives an IN_USE span back (coalesces with free neighbours; may return
  * memory to the OS under the release policy).  Thread-safe. */
 void hs_page_heap_free(hs_span_t *s);
+
+/* Grows IN_USE large span s in place to npages pages when the pages right
+ * after it are free; true on success (pages mapped to s).  Thread-safe. */
+bool hs_page_heap_try_grow(hs_span_t *s, size_t npages);
 
 /* Returns up to `bytes` of free committed memory to the OS (SIZE_MAX =
  * all of it); result: bytes released.  Thread-safe. */

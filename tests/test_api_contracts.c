@@ -127,6 +127,32 @@ static void test_realloc_preserves(void **state)
 	}
 }
 
+/* large blocks grown step by step (in place when the next pages are
+ * free, by copy otherwise) keep their contents */
+static void test_realloc_large_growth(void **state)
+{
+	(void)state;
+	size_t n = 300000;
+	unsigned char *p = malloc(opaque(n));
+	for (size_t k = 0; k < n; k++)
+		p[k] = (unsigned char)(k % 251);
+	for (int step = 0; step < 200; step++) {
+		size_t m = n + 5000 + (size_t)step * 3000;
+		p = realloc(p, opaque(m));
+		assert_non_null(p);
+		assert_true(malloc_usable_size(p) >= m);
+		for (size_t k = 0; k < n; k += 997)
+			assert_int_equal(p[k], (unsigned char)(k % 251));
+		for (size_t k = n; k < m; k++)
+			p[k] = (unsigned char)(k % 251);
+		n = m;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (p[k] != (unsigned char)(k % 251))
+			fail_msg("byte %zu lost", k);
+	free(p);
+}
+
 static void test_calloc_zero_reused(void **state)
 {
 	(void)state;
@@ -366,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_enomem),
 		cmocka_unit_test(test_realloc_edges),
 		cmocka_unit_test(test_realloc_preserves),
+		cmocka_unit_test(test_realloc_large_growth),
 		cmocka_unit_test(test_calloc_zero_reused),
 		cmocka_unit_test(test_memalign_family),
 		cmocka_unit_test(test_free_sized),
