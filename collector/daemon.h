@@ -121,6 +121,9 @@ uint64_t hs_daemon__lost(const struct hs_daemon *d, pid_t pid);
 /* Estimated in-use bytes of a process (sum of a*W/(r+1)). */
 double hs_daemon__inuse(const struct hs_proc *p);
 
+/* symbolize.c: the cross-process symbol cache (by build id) counters. */
+void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries);
+
 /* http.c: start / stop the server (MHD thread per connection). */
 int hs_http__start(struct hs_daemon *d, void **out);
 void hs_http__stop(void *h);

@@ -396,6 +396,26 @@ static enum MHD_Result metrics(struct hs_daemon *d, struct MHD_Connection *c)
 		(unsigned long long)d->http_requests,
 		(unsigned long long)d->dumps,
 		(unsigned long long)d->dump_errors);
+	{
+		uint64_t hits, misses;
+		size_t entries;
+
+		hs_syms__cache_stats(&hits, &misses, &entries);
+		fprintf(f,
+			"# HELP heapscope_symbol_cache_lookups_total Lookups "
+			"in the symbol cache shared by build id.\n"
+			"# TYPE heapscope_symbol_cache_lookups_total counter\n"
+			"heapscope_symbol_cache_lookups_total{result=\"hit\"} "
+			"%llu\n"
+			"heapscope_symbol_cache_lookups_total{result=\"miss\"} "
+			"%llu\n"
+			"# HELP heapscope_symbol_cache_entries Addresses in the "
+			"shared symbol cache.\n"
+			"# TYPE heapscope_symbol_cache_entries gauge\n"
+			"heapscope_symbol_cache_entries %zu\n",
+			(unsigned long long)hits, (unsigned long long)misses,
+			entries);
+	}
 	fputs("# HELP heapscope_process_lost_events_total Events lost per "
 	      "process: dropped by a full ring buffer, or seen missing "
 	      "as sequence gaps.\n"
