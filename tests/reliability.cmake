@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: MIT
+# Issue 7, the reliability and security battery: glibc contracts at
+# sampling off and period 1, start-up and linking with another preloaded
+# library, threads and processes (label "stress"), misuse, the collector
+# against untrusted input (label "fuzz"), privilege and files, faults.
+# docs/reliability.md maps each guarantee to its test here.
+set(HS_REL_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+
+# hs_rel_rates(test_prefix cmd...): two ctests, <prefix>_rate_{0,1}
+function(hs_rel_rates prefix timeout labels)
+  foreach(rate 0 1)
+    add_test(NAME ${prefix}_rate_${rate} COMMAND ${ARGN})
+    set_tests_properties(${prefix}_rate_${rate} PROPERTIES TIMEOUT ${timeout}
+      LABELS "${labels}" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=${rate}")
+  endforeach()
+endfunction()
+
+# 1. glibc contracts
+add_executable(test_glibc_contracts ${HS_REL_DIR}/test_glibc_contracts.c)
+target_compile_options(test_glibc_contracts PRIVATE -fno-builtin)
+target_link_libraries(test_glibc_contracts PRIVATE heapscope ${CMOCKA_LIB})
+hs_rel_rates(rel_glibc_contracts 300 "unit;allocator;reliability"
+  $<TARGET_FILE:test_glibc_contracts>)
