@@ -293,262 +293,6 @@ static int parse_args(int argc, char **argv, struct hs_daemon *d)
 	return 0;
 }
 
-/* ------------------------------------------------------------ processes */
-
-static int attach_object(struct hs_daemon *d, const char *path);
-static struct hs_symref *symref_new(pid_t pid);
-static void symref_put(struct hs_symref *r);
-static void symref_check(struct hs_symref *r, const uint64_t *a, size_t n);
-
-struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid)
-{
-	struct hs_proc *p = d->buckets[(uint32_t)pid % HS_DAEMON_BUCKETS];
-
-	while (p && p->pid != pid)
-		p = p->next;
-	return p;
-}
-
-static void track(struct hs_daemon *d, pid_t pid, bool on)
-{
-	uint32_t key = pid;
-	uint8_t one = 1;
-
-	/* The map holds 1024 pids; beyond that, exits are seen by sweeps. */
-	if (on)
-		bpf_map_update_elem(d->tracked_fd, &key, &one, BPF_ANY);
-	else
-		bpf_map_delete_elem(d->tracked_fd, &key);
-}
-
-static void proc_free(struct hs_daemon *d, struct hs_proc *p)
-{
-	struct hs_proc **pp = &d->buckets[(uint32_t)p->pid % HS_DAEMON_BUCKETS];
-
-	while (*pp && *pp != p)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = p->next;
-	for (struct hs_scrape_window *w = p->windows; w; w = w->next) {
-		w->dead = true;
-		w->proc = NULL;
-	}
-	track(d, p->pid, false);
-	if (d->lost_pid_fd > 0) {
-		uint32_t key = p->pid;
-
-		bpf_map_delete_elem(d->lost_pid_fd, &key);
-	}
-	symref_put(p->sym);
-	hs_profile__free(p->ev.prof);
-	d->nprocs--;
-	d->procs_freed++;
-	if (d->verbose)
-		fprintf(stderr, "heapscope daemon: forget pid %d (%s)\n",
-			p->pid, p->info.comm);
-	free(p);
-}
-
-/* Samples taken before we saw the process join its live set. */
-static void read_registry(struct hs_daemon *d, struct hs_proc *p)
-{
-	struct hs_registry_snapshot snap;
-	pid_t pid = p->pid;
-
-	if (!p->t.path[0] || hs_registry__locate(&p->t, &p->reg_addr)) {
-		p->reg_addr = 0;
-		return;
-	}
-	if (hs_registry__read(hs_registry__read_process, &pid, p->reg_addr,
-			      &snap))
-		return;
-	for (size_t i = 0; i < snap.n; i++) {
-		const struct heapscope_record *r = &snap.recs[i];
-		struct hs_sample s = {
-			.seq = r->seq,
-			.ptr = r->ptr,
-			.requested = r->requested,
-			.allocated = r->allocated,
-			.weight = r->weight,
-			.tid = r->tid,
-			.depth = r->depth,
-		};
-
-		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
-		symref_check(p->sym, s.stack, s.depth);
-		hs_profile__alloc(p->ev.prof, &s);
-	}
-	p->reg_period = snap.hdr.sample_period;
-	if (!p->ev.period)
-		p->ev.period = snap.hdr.sample_period;
-	if (d->verbose)
-		fprintf(stderr,
-			"heapscope daemon: pid %d: registry: %zu live "
-			"records\n",
-			p->pid, snap.n);
-	hs_registry__free(&snap);
-}
-
-static int find_target(struct hs_daemon *d, pid_t pid, struct hs_target *t)
-{
-	int err = -ENOENT;
-
-	for (size_t i = 0; i < d->nlibs && err; i++)
-		err = hs_target__find(t, pid, d->libs[i]);
-	return err;
-}
-
-/*
- * Start following pid.  A process already gone still gets an entry (its
- * buffered events need a home; the next sweep drops it), so this fails
- * only for lack of memory.
- */
-static struct hs_proc *proc_new(struct hs_daemon *d, pid_t pid,
-				const struct hs_target *t)
-{
-	struct hs_proc *p = calloc(1, sizeof(*p));
-	uint32_t b = (uint32_t)pid % HS_DAEMON_BUCKETS;
-
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->ev.pid = pid;
-	p->ev.prof = hs_profile__new();
-	if (!p->ev.prof) {
-		free(p);
-		return NULL;
-	}
-	p->created_ns = wall_ns();
-	if (hs_proc__info(pid, &p->info)) {
-		p->gone = true;
-		p->info.pid = p->info.nspid = pid;
-	}
-	p->start_time = p->info.start_time;
-	if (t)
-		p->t = *t;
-	else if (!p->gone)
-		find_target(d, pid, &p->t);
-	track(d, pid, true);
-	if (!p->gone && p->t.open_path[0] && d->skel) {
-		int aerr = attach_object(d, p->t.open_path);
-
-		if (aerr)
-			fprintf(stderr,
-				"heapscope daemon: pid %d: cannot attach to "
-				"its copy %s: %s; only its registry is "
-				"read\n",
-				pid, p->t.path, strerror(-aerr));
-	}
-	if (!p->gone) {
-		p->sym = symref_new(pid);
-		read_registry(d, p);
-	}
-	p->next = d->buckets[b];
-	d->buckets[b] = p;
-	d->nprocs++;
-	d->procs_seen++;
-	if (d->verbose)
-		fprintf(stderr,
-			"heapscope daemon: follow pid %d (nspid %d, %s, %s)\n",
-			pid, p->info.nspid, p->info.comm, p->info.binary);
-	return p;
-}
-
-int hs_daemon__get(struct hs_daemon *d, pid_t pid, struct hs_proc **out)
-{
-	struct hs_target t;
-	struct hs_proc *p = hs_daemon__find(d, pid);
-	int err;
-
-	if (p && !p->gone) {
-		*out = p;
-		return 0;
-	}
-	if (kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	err = find_target(d, pid, &t);
-	if (err)
-		return err == -ESRCH ? -ESRCH : -ENOENT;
-	if (p) /* gone, then found again: a new process with that pid */
-		proc_free(d, p);
-	p = proc_new(d, pid, &t);
-	if (!p)
-		return -ENOMEM;
-	*out = p;
-	return p->gone ? -ESRCH : 0;
-}
-
-uint64_t hs_daemon__lost(const struct hs_daemon *d, pid_t pid)
-{
-	uint32_t key = pid;
-	uint64_t n = 0;
-
-	if (d->lost_pid_fd <= 0 || bpf_map_lookup_elem(d->lost_pid_fd, &key, &n))
-		return 0;
-	return n;
-}
-
-double hs_daemon__inuse(const struct hs_proc *p)
-{
-	struct hs_stack_agg *aggs = NULL;
-	size_t n = 0;
-	double sum = 0;
-
-	if (hs_profile__aggregate(p->ev.prof, &aggs, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		sum += aggs[i].inuse;
-	free(aggs);
-	return sum;
-}
-
-/* Dead pids and reused pids (start time changed) are forgotten. */
-static void sweep(struct hs_daemon *d)
-{
-	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++) {
-		struct hs_proc *p = d->buckets[b], *next;
-
-		for (; p; p = next) {
-			uint64_t st;
-
-			next = p->next;
-			if (p->gone ||
-			    hs_proc__start_time(p->pid, &st) == -ESRCH ||
-			    (p->start_time && st != p->start_time)) {
-				proc_free(d, p);
-				continue;
-			}
-			if (p->sym && !pthread_mutex_trylock(&p->sym->lock)) {
-				hs_syms__tick(p->sym->syms);
-				pthread_mutex_unlock(&p->sym->lock);
-			}
-		}
-	}
-}
-
-/* Startup: processes already running that map one of the objects. */
-static void scan_proc(struct hs_daemon *d)
-{
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-	struct hs_target t;
-
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0 || pid > INT32_MAX || pid == getpid())
-			continue;
-		if (hs_daemon__find(d, (pid_t)pid))
-			continue;
-		if (!find_target(d, (pid_t)pid, &t))
-			proc_new(d, (pid_t)pid, &t);
-	}
-	closedir(dir);
-}
-
 /* ------------------------------------------------------------ events */
 
 static void window_add(struct hs_proc *p, const struct hs_event *e)
@@ -586,17 +330,17 @@ static int on_event(void *ctx, void *data, size_t size)
 		/* After exec the image is new: the next event starts a
 		 * fresh entry (registry, maps, symbols). */
 		if (p)
-			proc_free(d, p);
+			hs_daemon__forget(d, p);
 		return 0;
 	}
 	if (!p) {
-		p = proc_new(d, (pid_t)e->pid, NULL);
+		p = hs_daemon__follow(d, (pid_t)e->pid, NULL);
 		if (!p)
 			return 0;
 	}
 	if (e->type == HS_EV_ALLOC) {
 		d->allocs++;
-		symref_check(p->sym, (const uint64_t *)e->stack, e->depth);
+		hs_symref__check(p->sym, (const uint64_t *)e->stack, e->depth);
 		if (p->windows)
 			window_add(p, e);
 	} else if (e->type == HS_EV_FREE) {
@@ -628,156 +372,7 @@ static void read_lost(struct hs_daemon *d, struct heapscope_bpf *skel)
 	free(vals);
 }
 
-/* ------------------------------------------------------------ profiles */
-
-static struct hs_symref *symref_new(pid_t pid)
-{
-	struct hs_symref *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	pthread_mutex_init(&r->lock, NULL);
-	r->refs = 1;
-	r->syms = hs_syms__new(pid);
-	return r;
-}
-
-static void symref_put(struct hs_symref *r)
-{
-	if (!r || --r->refs)
-		return;
-	hs_syms__free(r->syms);
-	pthread_mutex_destroy(&r->lock);
-	free(r);
-}
-
-/* A hint for the maps snapshot; skipped while a scrape symbolizes. */
-static void symref_check(struct hs_symref *r, const uint64_t *a, size_t n)
-{
-	if (!r || !r->syms || pthread_mutex_trylock(&r->lock))
-		return;
-	hs_syms__check(r->syms, a, n);
-	pthread_mutex_unlock(&r->lock);
-}
-
-int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
-			struct hs_scrape_window *w, uint64_t start_ns,
-			struct hs_snapshot *snap)
-{
-	struct heapscope_registry h;
-	struct hs_report_stats st = {
-		.pid = p->pid,
-		.nspid = p->info.nspid,
-		.binary = p->info.binary,
-		.live = hs_profile__live(p->ev.prof),
-		.lost_ringbuf = d->lost[HS_LOST_RINGBUF],
-		.seq_lost = hs_profile__seq_lost(p->ev.prof),
-		.lost_stack = d->lost[HS_LOST_STACK],
-		.lost_ringbuf_proc = hs_daemon__lost(d, p->pid),
-		.period = p->ev.period,
-	};
-	int err;
-
-	memset(snap, 0, sizeof(*snap));
-	snap->info = p->info;
-	snap->meta = (struct hs_pprof_meta){
-		.pid = p->pid,
-		.nspid = p->info.nspid,
-		.comm = snap->info.comm,
-		.cgroup = snap->info.cgroup,
-		.period = p->ev.period,
-		.time_nanos = (int64_t)start_ns,
-		.duration_nanos = (int64_t)(wall_ns() - start_ns),
-		.comments = snap->cptr,
-		.allocs = w != NULL,
-	};
-	if (p->reg_addr && !hs_registry__read_header(p->pid, p->reg_addr, &h)) {
-		st.sampled_bytes = h.sampled_bytes;
-		st.records = h.live;
-		if (h.sample_period > 0)
-			st.period = snap->meta.period = h.sample_period;
-	}
-	snap->meta.ncomments = hs_report__comments(snap->comments, 4, &st);
-	for (size_t i = 0; i < snap->meta.ncomments; i++)
-		snap->cptr[i] = snap->comments[i];
-	err = hs_profile__aggregate(w ? w->prof : p->ev.prof, &snap->aggs,
-				    &snap->naggs);
-	if (err)
-		return err;
-	snap->sym = p->sym;
-	if (snap->sym)
-		snap->sym->refs++;
-	return 0;
-}
-
-void hs_daemon__release(struct hs_daemon *d, struct hs_snapshot *snap)
-{
-	(void)d;
-	symref_put(snap->sym);
-	snap->sym = NULL;
-	free(snap->aggs);
-	snap->aggs = NULL;
-}
-
-static int render_locked(struct hs_snapshot *snap, struct hs_syms *syms,
-			 enum hs_format fmt, uint8_t **out, size_t *len)
-{
-	struct hs_folded_line *lines = NULL;
-	size_t nlines = 0, tlen = 0;
-	char *text = NULL;
-	FILE *f;
-	int err;
-
-	if (syms) {
-		for (size_t i = 0; i < snap->naggs; i++)
-			hs_syms__check(syms, snap->aggs[i].stack,
-				       snap->aggs[i].depth);
-		hs_syms__sync(syms);
-	}
-	if (fmt == HS_FORMAT_PPROF)
-		return hs_pprof__build(snap->aggs, snap->naggs, syms,
-				       &snap->meta, out, len);
-	err = hs_folded__build(snap->aggs, snap->naggs, HS_VALUE_INUSE,
-			       syms ? hs_syms__name : NULL, syms, &lines,
-			       &nlines);
-	if (err)
-		return err;
-	f = open_memstream(&text, &tlen);
-	if (!f) {
-		hs_folded__free(lines, nlines);
-		return -ENOMEM;
-	}
-	if (fmt == HS_FORMAT_TEXT) {
-		for (size_t i = 0; i < snap->meta.ncomments; i++)
-			fprintf(f, "# %s\n", snap->comments[i]);
-		err = hs_text__write(f, lines, nlines, HS_VALUE_INUSE);
-	} else {
-		err = hs_folded__write(f, lines, nlines);
-	}
-	if (fclose(f) && !err)
-		err = -ENOMEM;
-	hs_folded__free(lines, nlines);
-	if (err) {
-		free(text);
-		return err;
-	}
-	*out = (uint8_t *)text;
-	*len = tlen;
-	return 0;
-}
-
-int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,
-		      uint8_t **out, size_t *len)
-{
-	int err;
-
-	if (!snap->sym)
-		return render_locked(snap, NULL, fmt, out, len);
-	pthread_mutex_lock(&snap->sym->lock);
-	err = render_locked(snap, snap->sym->syms, fmt, out, len);
-	pthread_mutex_unlock(&snap->sym->lock);
-	return err;
-}
+/* ------------------------------------------------------------ dumps */
 
 /* SIGHUP: every process's heap profile to --dump-dir, atomically. */
 static void dump_all(struct hs_daemon *d)
@@ -831,7 +426,7 @@ static void dump_all(struct hs_daemon *d)
  * path, once per inode: uprobes live on the inode, so a container's own
  * copy of the library (reached through /proc/PID/root) needs its own.
  */
-static int attach_object(struct hs_daemon *d, const char *path)
+int hs_daemon__attach_object(struct hs_daemon *d, const char *path)
 {
 	struct heapscope_bpf *skel = d->skel;
 	struct bpf_program *progs[] = {skel->progs.handle_sample_free,
@@ -877,7 +472,7 @@ static int attach_object(struct hs_daemon *d, const char *path)
 static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel)
 {
 	for (size_t l = 0; l < d->nlibs; l++) {
-		int err = attach_object(d, d->libs[l]);
+		int err = hs_daemon__attach_object(d, d->libs[l]);
 
 		if (err)
 			return err;
@@ -955,7 +550,7 @@ int hs_daemon_main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	pthread_mutex_lock(&d.lock);
-	scan_proc(&d);
+	hs_daemon__scan(&d);
 	pthread_mutex_unlock(&d.lock);
 
 	/* Serve. */
@@ -986,13 +581,13 @@ int hs_daemon_main(int argc, char **argv)
 		ring_buffer__consume(rb);
 		if (mono_ms() - last_sweep >= 1000) {
 			read_lost(&d, skel);
-			sweep(&d);
+			hs_daemon__sweep(&d);
 			last_sweep = mono_ms();
 		}
 		/* New processes mapping an object not attached yet (another
 		 * copy) fire no events: find them by a slow rescan. */
 		if (mono_ms() - last_scan >= RESCAN_MS) {
-			scan_proc(&d);
+			hs_daemon__scan(&d);
 			last_scan = mono_ms();
 		}
 		if (dump_requested) {
@@ -1014,7 +609,7 @@ cleanup:
 	ring_buffer__free(rb);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
 		while (d.buckets[b])
-			proc_free(&d, d.buckets[b]);
+			hs_daemon__forget(&d, d.buckets[b]);
 	heapscope_bpf__destroy(skel);
 	return err ? 1 : 0;
 }

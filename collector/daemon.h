@@ -121,6 +121,25 @@ uint64_t hs_daemon__lost(const struct hs_daemon *d, pid_t pid);
 /* Estimated in-use bytes of a process (sum of a*W/(r+1)). */
 double hs_daemon__inuse(const struct hs_proc *p);
 
+/* proctable.c: start following pid (t: its object, NULL = look it up);
+ * a process already gone still gets an entry, freed by the next sweep.
+ * NULL only on ENOMEM. */
+struct hs_proc *hs_daemon__follow(struct hs_daemon *d, pid_t pid,
+				  const struct hs_target *t);
+/* Forget p: its windows are marked dead, its state freed. */
+void hs_daemon__forget(struct hs_daemon *d, struct hs_proc *p);
+/* Forget processes that are gone or whose pid was reused. */
+void hs_daemon__sweep(struct hs_daemon *d);
+/* Follow the running processes that map one of the objects. */
+void hs_daemon__scan(struct hs_daemon *d);
+/* A maps-refresh hint for sampled addresses; skipped (never waits) while
+ * a scrape symbolizes the process. */
+void hs_symref__check(struct hs_symref *r, const uint64_t *a, size_t n);
+
+/* daemon.c: attach the probes for every process to the object at path,
+ * once per inode (a container's own copy included). */
+int hs_daemon__attach_object(struct hs_daemon *d, const char *path);
+
 /* symbolize.c: the cross-process symbol cache (by build id) counters. */
 void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries);
 
