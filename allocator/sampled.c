@@ -150,6 +150,8 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	seq = hs_registry_next_seq();
 	hs_registry_publish(slot, seq); /* seq stored last */
 	account(rec, 1);
+	hs_frag_fill(slot);
+	hs_frag_refresh_some();
 	if (__atomic_load_n(&hs_allocs_sessions_active, __ATOMIC_RELAXED))
 		hs_session_on_alloc(rec);
 	pthread_mutex_unlock(&lock);
@@ -326,7 +328,9 @@ void hs_sampled_free(void *p, size_t size_hint)
 	}
 	proxy = (void *)(uintptr_t)rec->proxy;
 	account(rec, -1);
+	hs_frag_clear(slot);
 	hs_registry_release(slot); /* seq cleared first */
+	hs_frag_refresh_some();
 	hs_pages_free(page);
 	pthread_mutex_unlock(&lock);
 	if (proxy)
@@ -378,6 +382,9 @@ static int setup_region(void)
 		return -ENOMEM;
 	}
 	hs_os_nohugepage(region, size);
+	/* without it fragmentation profiles are empty; sampling still works */
+	if (hs_frag_init(REGISTRY_CAPACITY))
+		hs_log("heapscope: cannot reserve the record extension; no fragmentation profile\n");
 	if (hs_pages_init((uintptr_t)region, (uint32_t)(size >> HS_PAGE_SHIFT))) {
 		hs_os_unmap(region, size);
 		hs_log("heapscope: cannot reserve the sampled page index; sampling off\n");

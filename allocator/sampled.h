@@ -50,4 +50,13 @@ uint64_t hs_pages_in_use(void);
  * 0 when valid, else a negative code naming the failed check. */
 int hs_pages_is_valid(void);
 
+/* Proxy span occupancy (fragmentation.c, abi.h heapscope_record_ext).
+ * Reserve the extension array (0 or -ENOMEM); the others with the
+ * sampled lock held: fill one slot from its published record, clear a
+ * slot being released, refresh a few slots round robin. */
+int hs_frag_init(uint64_t capacity);
+void hs_frag_fill(uint32_t slot);
+void hs_frag_clear(uint32_t slot);
+void hs_frag_refresh_some(void);
+
 #endif /* HS_SAMPLED_H */

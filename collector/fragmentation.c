@@ -11,12 +11,12 @@
  *
  *   proxy (the seed's method):  frag_i = c_i * F_S / n_S
  *       every live object of S carries an equal share of F_S.
- *   age-weighted:  frag_age_i = c_i * F_S / n_S * t_i / t_class
- *       t_class = sum c_j t_j / sum c_j over the live samples of the same
- *       size class: old objects (the ones that outlive their neighbours
- *       and keep a span alive) carry more than young ones that come and
- *       go.  The sum over a class is unchanged when ages are independent
- *       of spans; see docs/profiles.md for the workload that motivates it.
+ *   age-weighted:  frag_age_i = frag_i * t_i / t_class
+ *       t_class = sum frag_j t_j / sum frag_j over the live samples of the
+ *       same size class: old objects (the ones that outlive their
+ *       neighbours and keep a span alive) carry more than young ones that
+ *       come and go, and the class total equals the proxy method's (bytes
+ *       move to older objects, none are made); see docs/profiles.md.
  *
  * The proxy counts itself in n_S (it occupies a slot, as the sampled
  * object would have).  Stale or missing span data (updated_ns == 0)
@@ -91,7 +91,9 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 
 		if (!usable(s))
 			continue;
-		c = hs_sample_estimate(s, HS_VALUE_OBJECTS);
+		c = hs_sample_estimate(s, HS_VALUE_OBJECTS) *
+		    (double)(s->pspan.bytes - s->pspan.live * s->allocated) /
+		    s->pspan.live;
 		t = s->time_ns && s->time_ns < now ? (double)(now - s->time_ns)
 						   : 0;
 		k = cls_of(cls, &nc, s->allocated);
@@ -153,6 +155,81 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 out:
 	free(cls);
 	free(ss);
+	return err;
+}
+
+static int cmp_ext(const void *a, const void *b)
+{
+	const struct heapscope_record_ext *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Plausible span data: 8 KiB pages, at most 1 GiB, live <= objects. */
+static bool ext_valid(const struct heapscope_record_ext *e)
+{
+	return e->seq && e->proxy_span_bytes &&
+	       !(e->proxy_span_bytes & 8191) &&
+	       e->proxy_span_bytes <= (1ull << 30) &&
+	       e->proxy_span_objects <= e->proxy_span_bytes &&
+	       e->proxy_span_live <= e->proxy_span_objects;
+}
+
+int hs_fragmentation__read(struct hs_profile *p, pid_t pid, uint64_t reg_addr)
+{
+	const size_t chunk = 4096; /* entries per process_vm_readv */
+	struct heapscope_record_ext *ext;
+	struct heapscope_registry h;
+	struct hs_sample **ss;
+	size_t ns, n = 0;
+	uint64_t hw;
+	int err;
+
+	err = hs_registry__read_header(pid, reg_addr, &h);
+	if (err)
+		return err;
+	if (!h.ext_records || h.ext_size != sizeof(*ext))
+		return -ENOTSUP; /* a library without the record extension */
+	hw = h.high_water;
+	if (hw > h.capacity || hw > HS_REGISTRY_MAX_CAPACITY)
+		return -EBADMSG;
+	ext = malloc((hw ? hw : 1) * sizeof(*ext));
+	if (!ext)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < hw; i += chunk) {
+		size_t k = hw - i < chunk ? (size_t)(hw - i) : chunk;
+
+		err = hs_registry__read_process(&pid,
+						h.ext_records + i * sizeof(*ext),
+						ext + i, k * sizeof(*ext));
+		if (err)
+			goto out;
+	}
+	for (uint64_t i = 0; i < hw; i++)
+		if (ext_valid(&ext[i]))
+			ext[n++] = ext[i];
+	qsort(ext, n, sizeof(*ext), cmp_ext);
+	err = hs_profile__samples(p, &ss, &ns);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < ns; i++) {
+		struct heapscope_record_ext key = {.seq = ss[i]->seq};
+		const struct heapscope_record_ext *e =
+			bsearch(&key, ext, n, sizeof(*ext), cmp_ext);
+
+		memset(&ss[i]->pspan, 0, sizeof(ss[i]->pspan));
+		if (!e)
+			continue;
+		ss[i]->proxy = 1; /* known to have one */
+		ss[i]->pspan.start = e->proxy_span_start;
+		ss[i]->pspan.bytes = e->proxy_span_bytes;
+		ss[i]->pspan.live = e->proxy_span_live;
+		ss[i]->pspan.objects = e->proxy_span_objects;
+		ss[i]->pspan.updated_ns = e->updated_ns;
+	}
+	free(ss);
+out:
+	free(ext);
 	return err;
 }
 

@@ -293,6 +293,10 @@ enum hs_value hs_profile_kind__default_value(enum hs_profile_kind kind);
 /* Fragmentation profile of the live set (fragmentation.c). */
 int hs_fragmentation__aggregate(struct hs_profile *live,
 				struct hs_stack_agg **out, size_t *n);
+/* Read the target's record extension (abi.h) for every live sample of p
+ * (registry at reg_addr): proxy span data.  -ENOTSUP: the library has no
+ * extension; -EBADMSG: implausible header. */
+int hs_fragmentation__read(struct hs_profile *p, pid_t pid, uint64_t reg_addr);
 /* pprof sample types of the fragmentation profile. */
 void hs_fragmentation__pprof(struct hs_pprof_meta *m);
 /* hs_symbolize_fn that names HS_FREE_MARKER "[free]"; ctx = hs_syms. */

@@ -688,6 +688,20 @@ static int record(const struct hs_options *o)
 				"(needs root for /proc/kpageflags)\n",
 				strerror(-rerr));
 	}
+	if (o->profile == HS_PROFILE_FRAGMENTATION) {
+		uint64_t raddr;
+		int ferr = hs_registry__locate(&t, &raddr);
+
+		if (!ferr)
+			ferr = hs_fragmentation__read(ev.prof, o->pid, raddr);
+		if (ferr)
+			fprintf(stderr,
+				"heapscope: warning: no proxy span data: %s "
+				"(the fragmentation profile needs a live "
+				"target and a library with the record "
+				"extension)\n",
+				strerror(-ferr));
+	}
 	err = hs_record__aggregate(o->profile, ev.prof, ev.win, &aggs, &naggs);
 	if (!err)
 		err = hs_folded__build(aggs, naggs, o->value, hs_window__sym,

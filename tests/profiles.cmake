@@ -40,3 +40,18 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   set_tests_properties(profiles_lifetime PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root;bpf")
 endif()
+
+# Fragmentation: pinned spans vs churn, in-process API and collector.
+add_executable(frag_target ${CMAKE_CURRENT_SOURCE_DIR}/programs/frag_target.c)
+target_include_directories(frag_target PRIVATE ${CMAKE_SOURCE_DIR}/include)
+target_compile_options(frag_target PRIVATE -O1 -fno-builtin-malloc)
+target_link_libraries(frag_target PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(frag_target PROPERTIES ENABLE_EXPORTS ON)
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_test(NAME profiles_fragmentation
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_fragmentation.sh
+      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+      $<TARGET_FILE:frag_target>)
+  set_tests_properties(profiles_fragmentation PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root;bpf")
+endif()

@@ -119,8 +119,33 @@ struct heapscope_registry {
 	uint64_t region_start; /* the sampled region [start, start + size) */
 	uint64_t region_size;  /* bytes */
 	uint64_t sampled_bytes; /* bytes of pages held by live samples */
-	uint64_t reserved[4];
+	uint64_t ext_records;	/* address of struct heapscope_record_ext
+				 * [capacity], parallel to records (slot i
+				 * extends record i); 0 = none (older
+				 * libraries: this was reserved, zero) */
+	uint32_t ext_size;	/* sizeof(struct heapscope_record_ext) */
+	uint32_t reserved32;
+	uint64_t reserved[2];
 };
 _Static_assert(sizeof(struct heapscope_registry) == 144, "registry ABI");
+
+/*
+ * Record extension: the span of a small sample's proxy object, for
+ * fragmentation profiles.  Filled when the sample is taken and refreshed
+ * by the library (round robin, a few slots per sampled alloc/free, and
+ * all of them by heapscope_fragmentation_refresh()), so it may be stale
+ * by up to updated_ns.  Valid only when ext.seq equals the record's seq
+ * (written last, release); a reader must check that and the bounds.
+ */
+struct heapscope_record_ext {
+	uint64_t seq;		     /* record seq this describes, 0 = none */
+	uint64_t proxy_span_start;   /* address of the proxy's span */
+	uint64_t proxy_span_bytes;   /* its bytes (multiple of 8 KiB) */
+	uint32_t proxy_span_live;    /* objects out of the span (user or
+				      * thread caches), proxy included */
+	uint32_t proxy_span_objects; /* objects the span holds */
+	uint64_t updated_ns;	     /* CLOCK_MONOTONIC of the last fill */
+};
+_Static_assert(sizeof(struct heapscope_record_ext) == 40, "record ext ABI");
 
 #endif /* HEAPSCOPE_ABI_H */

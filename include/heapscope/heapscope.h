@@ -278,6 +278,48 @@ struct heapscope_allocator_stats {
 int heapscope_get_allocator_stats(struct heapscope_allocator_stats *out,
 				  size_t size);
 
+/*
+ * Fragmentation profile (allocator/fragmentation.c; docs/profiles.md).
+ * One entry per live small sample whose proxy's span is known: the span
+ * bytes the proxy's span cannot return to the OS, attributed to this
+ * sample two ways (estimates for the W/(r+1) objects it stands for):
+ *   frag_bytes      the seed's proxy method: an equal share of the span's
+ *                   unused bytes per live object of the span;
+ *   frag_age_bytes  the same share weighted by the sample's age over the
+ *                   mean age of its size class (old objects pin spans).
+ */
+struct heapscope_fragmentation_entry {
+	uint64_t seq;	       /* record id */
+	uint64_t ptr;	       /* the sampled object */
+	uint64_t requested, allocated, weight; /* r, a, W (bytes) */
+	uint64_t age_ns;       /* now - allocation time */
+	uint64_t span_bytes;   /* the proxy's span */
+	uint32_t span_live;    /* objects out of it (proxy included) */
+	uint32_t span_objects; /* objects it holds */
+	double frag_bytes;     /* proxy method, bytes */
+	double frag_age_bytes; /* age-weighted, bytes */
+	uint32_t depth;	       /* frames in stack */
+	uint32_t pad;
+	uint64_t stack[64];    /* return addresses, innermost first */
+};
+
+/*
+ * Refresh every live sample's proxy span data (the registry's record
+ * extension read by collectors).  0, or -ENOSYS when sampling is not set
+ * up.  Takes the sampled lock; O(live samples).
+ */
+int heapscope_fragmentation_refresh(void);
+
+/*
+ * Fill out[0..max) with the fragmentation entries of the live samples
+ * (refreshing them first) and set *n to the number of entries there are.
+ * Returns 0, -ENOSPC when there are more than max (the first max are
+ * filled, *n says how many exist), -EINVAL, or -ENOSYS.  Takes the
+ * sampled lock; allocates nothing.
+ */
+int heapscope_fragmentation_profile(struct heapscope_fragmentation_entry *out,
+				    size_t max, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif
