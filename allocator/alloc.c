@@ -157,16 +157,18 @@ void *hs_realloc(void *p, size_t n)
 	}
 	size_t old;
 	if (hs_is_sampled(p)) {
+		/* 0: not the start of a live sampled block (freed twice,
+		 * interior): not owned, the block is left alone */
 		old = hs_sampled_usable_size(p);
+		if (!old)
+			goto not_owned;
 	} else {
 		hs_span_t *s = hs_pagemap_lookup(p);
-		if (!s || s->location != HS_SPAN_IN_USE) {
-			hs_log("heapscope: realloc(%p): pointer not owned by "
-			       "the heap, returning NULL",
-			       p);
-			errno = ENOMEM;
-			return NULL;
-		}
+		/* an interior pointer of a large span is not owned either:
+		 * copying hs_span_bytes() from it would read past the span */
+		if (!s || s->location != HS_SPAN_IN_USE ||
+		    (!s->size_class && p != hs_span_addr(s)))
+			goto not_owned;
 		unsigned cls = s->size_class;
 		if (cls) {
 			old = hs_classes[cls].size;
@@ -193,4 +195,10 @@ void *hs_realloc(void *p, size_t n)
 	memcpy(q, p, old < n ? old : n);
 	hs_free_inline(p, 0);
 	return q;
+not_owned:
+	hs_log("heapscope: realloc(%p): pointer not owned by the heap, "
+	       "returning NULL",
+	       p);
+	errno = ENOMEM;
+	return NULL;
 }
