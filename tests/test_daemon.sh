@@ -12,6 +12,8 @@
 #                    error, the daemon lives, /metrics answers
 #   container        the target runs in new PID + mount namespaces
 #                    (unshare); the host's daemon reports host pid and nspid
+#   exec             a preloaded shell allocates, then execs hold_100mib:
+#                    the profile holds only the new image's heap
 #   lost             the daemon is stopped (SIGSTOP) while a target samples
 #                    fast: the ring buffer overflows; the drops are counted
 #                    for that process in /metrics and the profile comments
@@ -237,6 +239,21 @@ sighup_rate)
 	wait "$dpid"; rc=$?; dpid=""
 	[ $rc -eq 0 ] || fail "daemon exited $rc on SIGTERM"
 	echo "PASS: SIGHUP dump, rate change, record formats, clean SIGTERM"
+	;;
+exec)
+	start_daemon
+	HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=7 LD_PRELOAD=$LIB \
+		bash -c 'x=$(seq 1 200000); exec "$0"' "$HOLD" >"$work/t.out" 2>&1 &
+	tpid=$!
+	tpids+=("$tpid")
+	wait_ready "$work/t.out"
+	sleep 0.3
+	check_heap "$tpid"
+	grep -v 'hold_100mib\|_IO_file_doallocate' "$work/heap.folded" | head -5
+	if grep -q 'bash\|xmalloc' "$work/heap.folded"; then
+		fail "the shell's heap survived the exec"
+	fi
+	echo "PASS: exec starts a fresh profile"
 	;;
 lost)
 	start_daemon
