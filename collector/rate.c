@@ -113,11 +113,16 @@ int hs_rate_main(int argc, char **argv)
 	}
 	err = hs_target__find(&t, (pid_t)pid, lib);
 	if (err) {
-		fprintf(stderr,
-			"heapscope rate: process %ld: %s (does it preload "
-			"libheapscope.so? else pass --lib)\n",
-			pid, err == -ENOENT ? "no libheapscope mapped"
-					    : strerror(-err));
+		if (err == -ENOENT)
+			fprintf(stderr,
+				"heapscope rate: process %ld maps no "
+				"libheapscope (preload it, or pass --lib)\n",
+				pid);
+		else
+			fprintf(stderr,
+				"heapscope rate: cannot inspect process %ld: "
+				"%s (needs root or CAP_SYS_PTRACE)\n",
+				pid, strerror(-err));
 		return 1;
 	}
 	err = hs_registry__locate(&t, &addr);
