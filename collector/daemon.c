@@ -69,6 +69,7 @@ static const char usage[] =
 	"\n"
 	"Endpoints:\n"
 	"  /debug/pprof/heap?pid=N[&format=folded|text]   live heap (pprof)\n"
+	"      (comm=NAME instead of pid=N: the one process named NAME)\n"
 	"  /debug/pprof/allocs?pid=N&seconds=S            allocs in a window\n"
 	"  /processes                                     JSON list\n"
 	"  /metrics                                       Prometheus text\n"

@@ -121,10 +121,50 @@ static enum MHD_Result get_error(struct hs_daemon *d, struct MHD_Connection *c,
 	return reply_error(d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
 }
 
-static enum MHD_Result heap(struct hs_daemon *d, struct MHD_Connection *c)
+/*
+ * The process a request names: ?pid=N, or ?comm=NAME for the one followed
+ * process with that comm (so a scrape config need not know pids).
+ * -EINVAL: neither or malformed; -ESRCH: no such comm; -ENOTUNIQ: several.
+ */
+static int target_pid(struct hs_daemon *d, struct MHD_Connection *c,
+		      long *pid)
 {
 	const char *spid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						       "pid");
+						       "pid"),
+		   *comm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "comm");
+	int found = 0;
+
+	if (spid)
+		return parse_uint(spid, INT32_MAX, pid);
+	if (!comm || !*comm || strlen(comm) >= 16)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			if (!p->gone && !strcmp(p->info.comm, comm)) {
+				*pid = p->pid;
+				found++;
+			}
+	pthread_mutex_unlock(&d->lock);
+	return found == 1 ? 0 : found ? -ENOTUNIQ : -ESRCH;
+}
+
+static enum MHD_Result target_error(struct hs_daemon *d,
+				    struct MHD_Connection *c, int err,
+				    const char *usage)
+{
+	if (err == -ESRCH)
+		return reply_error(d, c, MHD_HTTP_NOT_FOUND,
+				   "no followed process with that comm");
+	if (err == -ENOTUNIQ)
+		return reply_error(d, c, MHD_HTTP_CONFLICT,
+				   "several processes with that comm; use pid=");
+	return reply_error(d, c, MHD_HTTP_BAD_REQUEST, usage);
+}
+
+static enum MHD_Result heap(struct hs_daemon *d, struct MHD_Connection *c)
+{
 	struct hs_snapshot snap;
 	enum hs_format fmt;
 	struct hs_proc *p;
@@ -133,13 +173,15 @@ static enum MHD_Result heap(struct hs_daemon *d, struct MHD_Connection *c)
 	long pid;
 	int err;
 
-	if (parse_uint(spid, INT32_MAX, &pid) ||
-	    parse_format(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						     "format"),
-			 &fmt))
-		return reply_error(d, c, MHD_HTTP_BAD_REQUEST,
-				   "usage: /debug/pprof/heap?pid=N"
-				   "[&format=pprof|folded|text]");
+	err = target_pid(d, c, &pid);
+	if (!err && parse_format(MHD_lookup_connection_value(
+					 c, MHD_GET_ARGUMENT_KIND, "format"),
+				 &fmt))
+		err = -EINVAL;
+	if (err)
+		return target_error(d, c, err,
+				    "usage: /debug/pprof/heap?pid=N|comm=NAME"
+				    "[&format=pprof|folded|text]");
 	pthread_mutex_lock(&d->lock);
 	err = hs_daemon__get(d, (pid_t)pid, &p);
 	if (!err)
@@ -164,10 +206,8 @@ static enum MHD_Result heap(struct hs_daemon *d, struct MHD_Connection *c)
 
 static enum MHD_Result allocs(struct hs_daemon *d, struct MHD_Connection *c)
 {
-	const char *spid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						       "pid"),
-		   *ssec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						       "seconds");
+	const char *ssec = MHD_lookup_connection_value(
+		c, MHD_GET_ARGUMENT_KIND, "seconds");
 	struct hs_scrape_window w = {0}, **pp;
 	struct hs_snapshot snap;
 	enum hs_format fmt;
@@ -178,15 +218,17 @@ static enum MHD_Result allocs(struct hs_daemon *d, struct MHD_Connection *c)
 	uint64_t start = wall_ns();
 	int err;
 
-	if (parse_uint(spid, INT32_MAX, &pid) ||
-	    (ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
-	    parse_format(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						     "format"),
-			 &fmt))
-		return reply_error(d, c, MHD_HTTP_BAD_REQUEST,
-				   "usage: /debug/pprof/allocs?pid=N"
-				   "[&seconds=1..300][&format=pprof|folded|"
-				   "text]");
+	err = target_pid(d, c, &pid);
+	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
+		     parse_format(MHD_lookup_connection_value(
+					  c, MHD_GET_ARGUMENT_KIND, "format"),
+				  &fmt)))
+		err = -EINVAL;
+	if (err)
+		return target_error(d, c, err,
+				    "usage: /debug/pprof/allocs?pid=N|comm=NAME"
+				    "[&seconds=1..300][&format=pprof|folded|"
+				    "text]");
 	w.prof = hs_profile__new();
 	if (!w.prof)
 		return reply_error(d, c, MHD_HTTP_INTERNAL_SERVER_ERROR,

@@ -143,6 +143,13 @@ before)
 	c=$(http_code -X POST -d x=1 "$URL/metrics"); [ "$c" = 405 ] || fail "POST gave $c"
 	c=$(http_code "$URL/nope"); [ "$c" = 404 ] || fail "unknown endpoint gave $c"
 	curl -sf "$URL/processes" | grep -q "\"pid\": $tpid" || fail "/processes lacks $tpid"
+	# By comm: unique -> the same profile; ambiguous -> 409; unknown -> 404.
+	curl -sf "$URL/debug/pprof/heap?comm=hold_100mib&format=folded" | grep -q hold_100mib ||
+		fail "comm=hold_100mib did not find the target"
+	c=$(http_code "$URL/debug/pprof/heap?comm=no_such_comm"); [ "$c" = 404 ] || fail "unknown comm gave $c"
+	RATE=$T start_target "$work/t2.out"
+	sleep 0.5
+	c=$(http_code "$URL/debug/pprof/heap?comm=hold_100mib"); [ "$c" = 409 ] || fail "ambiguous comm gave $c"
 	echo "PASS: started before the daemon"
 	;;
 after)
