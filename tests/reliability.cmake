@@ -31,3 +31,17 @@ target_include_directories(test_misuse PRIVATE ${CMAKE_SOURCE_DIR}/allocator
 target_link_libraries(test_misuse PRIVATE heapscope_static ${CMOCKA_LIB})
 hs_rel_rates(rel_misuse 120 "unit;allocator;reliability"
   $<TARGET_FILE:test_misuse>)
+
+# 2. start-up and linking: another preloaded library that wraps mmap and
+# open, both orders, sampling off and period 1; TLS size
+add_library(shim_mmap SHARED ${HS_REL_DIR}/programs/shim_mmap.c)
+target_link_libraries(shim_mmap PRIVATE dl)
+foreach(order lib-first shim-first)
+  hs_rel_rates(rel_preload_shim_${order} 120 "preload;allocator;reliability"
+    ${HS_REL_DIR}/test_preload_shim.sh $<TARGET_FILE:heapscope>
+    $<TARGET_FILE:shim_mmap> ${order})
+endforeach()
+add_test(NAME rel_tls_size COMMAND ${HS_REL_DIR}/test_tls_size.sh
+  $<TARGET_FILE:heapscope>)
+set_tests_properties(rel_tls_size PROPERTIES TIMEOUT 30
+  LABELS "unit;allocator;reliability")
