@@ -45,3 +45,28 @@ add_test(NAME rel_tls_size COMMAND ${HS_REL_DIR}/test_tls_size.sh
   $<TARGET_FILE:heapscope>)
 set_tests_properties(rel_tls_size PROPERTIES TIMEOUT 30
   LABELS "unit;allocator;reliability")
+
+# 3. threads and processes (label "stress"): full scale at rate 0, a
+# smaller scale at period 1 (every allocation sampled and unwound: ~50x
+# slower on this shared machine)
+add_executable(test_stress ${HS_REL_DIR}/test_stress.c)
+target_link_libraries(test_stress PRIVATE heapscope pthread dl)
+foreach(rate 0 1)
+  if(rate EQUAL 0)
+    set(_runs "fork|200" "threads|20000" "prodcons|400000")
+  else()
+    set(_runs "fork|20" "threads|2000" "prodcons|40000")
+  endif()
+  list(APPEND _runs "dlopen|300|$<TARGET_FILE:shim_mmap>" "dlopen_libz")
+  foreach(s ${_runs})
+    string(REPLACE "|" ";" _args "${s}")
+    list(GET _args 0 _what)
+    if(_what STREQUAL "dlopen_libz")
+      set(_args dlopen 300 libz.so.1)
+    endif()
+    add_test(NAME rel_stress_${_what}_rate_${rate} COMMAND test_stress ${_args})
+    set_tests_properties(rel_stress_${_what}_rate_${rate} PROPERTIES
+      TIMEOUT 120 LABELS "stress;allocator;reliability"
+      ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=${rate}")
+  endforeach()
+endforeach()
