@@ -45,7 +45,8 @@ static volatile sig_atomic_t exiting, dump_requested;
 
 static const char usage[] =
 	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT]\n"
-	"                        [--allow-remote] [--dump-dir DIR] [-v]\n"
+	"                        [--allow-remote] [--no-copies] [--dump-dir DIR]\n"
+	"                        [-v]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -62,6 +63,10 @@ static const char usage[] =
 	"                      endpoints have NO authentication: anyone who\n"
 	"                      can connect reads every profiled process's\n"
 	"                      call stacks and binary paths\n"
+	"  --no-copies         follow only processes that map the --lib files\n"
+	"                      themselves, not other copies with the same\n"
+	"                      name (by default a container's own copy is\n"
+	"                      found in /proc/PID/maps and attached too)\n"
 	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
 	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
@@ -190,12 +195,13 @@ static const char *default_lib(void)
 
 static int parse_args(int argc, char **argv, struct hs_daemon *d)
 {
-	enum { OPT_LIB = 256, OPT_LISTEN, OPT_REMOTE, OPT_DUMP };
+	enum { OPT_LIB = 256, OPT_LISTEN, OPT_REMOTE, OPT_DUMP, OPT_NOCOPIES };
 	static const struct option longopts[] = {
 		{"lib", required_argument, NULL, OPT_LIB},
 		{"listen", required_argument, NULL, OPT_LISTEN},
 		{"allow-remote", no_argument, NULL, OPT_REMOTE},
 		{"dump-dir", required_argument, NULL, OPT_DUMP},
+		{"no-copies", no_argument, NULL, OPT_NOCOPIES},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -228,6 +234,9 @@ static int parse_args(int argc, char **argv, struct hs_daemon *d)
 			break;
 		case OPT_REMOTE:
 			d->allow_remote = true;
+			break;
+		case OPT_NOCOPIES:
+			d->no_copies = true;
 			break;
 		case OPT_DUMP:
 			d->dump_dir = optarg;

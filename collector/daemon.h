@@ -67,6 +67,7 @@ struct hs_daemon {
 	socklen_t listen_len;
 	char listen_text[128];
 	bool allow_remote;
+	bool no_copies; /* --no-copies: ignore other copies of the objects */
 	const char *dump_dir;
 	bool verbose;
 	/* BPF side (opaque here: struct heapscope_bpf *, struct bpf_link *) */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,9 +126,19 @@ static int find_target(struct hs_daemon *d, pid_t pid, struct hs_target *t)
 {
 	int err = -ENOENT;
 
+	struct stat st;
+
 	for (size_t i = 0; i < d->nlibs && err; i++)
 		err = hs_target__find(t, pid, d->libs[i]);
-	return err;
+	if (err || !d->no_copies)
+		return err;
+	/* --no-copies: only the very files given with --lib. */
+	if (stat(t->open_path, &st))
+		return -ENOENT;
+	for (size_t i = 0; i < d->nobjs; i++)
+		if (d->objs[i].dev == st.st_dev && d->objs[i].ino == st.st_ino)
+			return 0;
+	return -ENOENT;
 }
 
 /*

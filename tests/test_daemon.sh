@@ -74,9 +74,12 @@ wait_ready() {
 	done
 	fail "target did not become ready: $(cat "$1")"
 }
+# Only the container test follows other copies of the library: elsewhere
+# the daemon leaves alone whatever else runs on the host (other builds).
+COPIES=--no-copies
 start_daemon() { # extra args; a port in use is retried with another
 	for _try in 1 2 3 4 5; do
-		"$HEAPSCOPE" daemon --lib "$LIB" --listen 127.0.0.1:$PORT "$@" \
+		"$HEAPSCOPE" daemon --lib "$LIB" $COPIES --listen 127.0.0.1:$PORT "$@" \
 			2>"$work/daemon.err" &
 		dpid=$!
 		for _ in $(seq 1 200); do
@@ -188,6 +191,7 @@ container)
 	command -v unshare >/dev/null || skip "no unshare (util-linux)"
 	# The "container" ships its own copy of the library (another inode):
 	# the daemon must find it in the process's maps and attach to it too.
+	COPIES=
 	mkdir "$work/image"
 	cp "$LIB" "$work/image/libheapscope.so"
 	HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=7 \
