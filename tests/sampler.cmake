@@ -6,7 +6,8 @@ add_executable(test_sampler ${CMAKE_CURRENT_SOURCE_DIR}/test_sampler.c
 target_include_directories(test_sampler PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
 target_link_libraries(test_sampler PRIVATE ${CMOCKA_LIB} m)
 add_test(NAME sampler COMMAND test_sampler)
-set_tests_properties(sampler PROPERTIES TIMEOUT 120 LABELS "unit;sampling")
+set_tests_properties(sampler PROPERTIES TIMEOUT 120
+  LABELS "unit;sampling;statistics")
 
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 add_executable(test_sampled ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
