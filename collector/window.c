@@ -119,7 +119,8 @@ static int tab_copy(const struct aggtab *t, struct hs_stack_agg **out,
 	*out = malloc((t->n ? t->n : 1) * sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	memcpy(*out, t->aggs, t->n * sizeof(**out));
+	if (t->n) /* empty table: aggs may be NULL (memcpy's UB) */
+		memcpy(*out, t->aggs, t->n * sizeof(**out));
 	*n = t->n;
 	return 0;
 }
@@ -252,7 +253,8 @@ int hs_window__peak(const struct hs_window *w, struct hs_stack_agg **out,
 	*out = malloc((w->npeak ? w->npeak : 1) * sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	memcpy(*out, w->peak, w->npeak * sizeof(**out));
+	if (w->npeak) /* no peak yet: w->peak may be NULL */
+		memcpy(*out, w->peak, w->npeak * sizeof(**out));
 	*n = w->npeak;
 	return 0;
 }

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake pkg-config clang llvm
+  build-essential cmake pkg-config clang llvm libclang-rt-14-dev
   libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
   libcmocka-dev systemtap-sdt-dev libmicrohttpd-dev
   sqlite3 python3 bash coreutils procps util-linux golang-go curl

@@ -70,3 +70,11 @@ foreach(rate 0 1)
       ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=${rate}")
   endforeach()
 endforeach()
+
+# 7. untrusted input: libFuzzer over registry.c, events.c, profile.c,
+# window.c (built with clang by the script; 77 = skip without libFuzzer)
+add_test(NAME rel_fuzz_collector COMMAND ${HS_REL_DIR}/fuzz/run_fuzz.sh
+  ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fuzz 30)
+set_tests_properties(rel_fuzz_collector PROPERTIES TIMEOUT 240
+  LABELS "fuzz;collector;reliability" SKIP_RETURN_CODE 77
+  WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})

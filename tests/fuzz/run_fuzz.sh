@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# run_fuzz.sh SRC_DIR BUILD_DIR SECONDS - builds tests/fuzz/fuzz_collector.c
+# with clang -fsanitize=fuzzer,address,undefined over the collector's
+# parsing and aggregation sources, then runs it for SECONDS over the
+# committed corpus (tests/fuzz/corpus/collector, read-only: new inputs go
+# to BUILD_DIR).  Exits 77 (skip) when clang's libFuzzer is missing
+# (Debian: clang, libclang-rt-14-dev; scripts/bootstrap.sh installs them).
+set -u
+src=$1 out=$2 secs=${3:-30}
+cc=$(command -v clang-14 || command -v clang) || { echo "no clang: skip"; exit 77; }
+mkdir -p "$out/fuzz-new"
+c=$src/collector
+if ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
+	"$cc" -x c -fsanitize=fuzzer - -o "$out/fuzz-probe" 2>/dev/null; then
+	echo "clang without libFuzzer (libclang-rt-14-dev): skip"
+	exit 77
+fi
+"$cc" -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-I"$c" -I"$src/include" -I"$src/bpf" -I"$src/common" \
+	$(pkg-config --cflags libdw libelf zlib) \
+	"$src/tests/fuzz/fuzz_collector.c" "$c/events.c" "$c/registry.c" \
+	"$c/profile.c" "$c/window.c" "$c/fragmentation.c" "$c/symbolize.c" \
+	"$c/residency.c" "$c/procinfo.c" "$src/common/pprof.c" \
+	$(pkg-config --libs libdw libelf zlib) -lm \
+	-o "$out/fuzz_collector" || exit 1
+# bounded time and memory; a crash, leak, timeout or OOM fails the test
+exec "$out/fuzz_collector" -max_total_time="$secs" -timeout=10 \
+	-rss_limit_mb=1024 -malloc_limit_mb=512 -print_final_stats=1 \
+	"$out/fuzz-new" "$src/tests/fuzz/corpus/collector"
