@@ -14,8 +14,9 @@
  * Threads: the main thread consumes the BPF ring buffer, sweeps and dumps;
  * libmicrohttpd runs one thread per HTTP connection (http.c).  Everything
  * shared sits behind one mutex, taken by the main thread per ring-buffer
- * batch (never while it waits for events) and by a handler while it reads
- * or builds a profile.
+ * batch (never while it waits for events) and by a handler while it copies
+ * a process's aggregated stacks; symbolizing them happens outside it,
+ * under the process's own symbol lock (proctable.c).
  *
  * main reads as phases: parse, check, open, load, attach, scan, serve,
  * loop, clean up.
