@@ -34,7 +34,7 @@ static option_desc_t options[HS_OPT_COUNT] = {
 	/* bytes of free committed memory the page heap keeps before it
 	 * gives memory back to the OS (MADV_DONTNEED); 0 = release every
 	 * free span at once */
-	[HS_OPT_RELEASE_RATE] = { 33554432, 33554432,
+	[HS_OPT_RELEASE_RATE] = { 67108864, 67108864,
 				  "HEAPSCOPE_RELEASE_RATE", 0 },
 };
 

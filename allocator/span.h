@@ -26,7 +26,11 @@ typedef struct hs_span {
 	void *freelist;	    /* freed objects of this span */
 	char *carve;	    /* next never-used object */
 	char *carve_end;    /* end of the carvable area */
-	uint32_t allocated; /* objects out of the span (caches or user) */
+	union {
+		uint32_t allocated; /* small IN_USE: objects out of the span */
+		uint32_t free_seq;  /* FREE: page heap free sequence number,
+				     * for releasing the oldest spans first */
+	};
 	uint8_t size_class; /* 0 = large block or free span */
 	uint8_t location;   /* enum hs_span_location */
 	uint8_t in_list;    /* on the central nonempty list */
