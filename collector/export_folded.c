@@ -159,11 +159,7 @@ int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
 		goto err_unlink;
 	/* mkstemp makes 0600; a profile is as readable as a normal file. */
 	chmod(tmp, 0644);
-	if (rename(tmp, path)) {
-		err = -errno;
-		goto err_unlink;
-	}
-	return 0;
+	return hs_install_output(tmp, path);
 err_unlink:
 	unlink(tmp);
 	return err;

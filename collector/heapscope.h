@@ -70,6 +70,7 @@ struct hs_options {
 	enum hs_format format; /* --format */
 	enum hs_profile_kind profile; /* --profile */
 	bool value_set;		      /* --value given */
+	bool force; /* --force: -o may replace an existing file */
 };
 
 int hs_parse_value(const char *s, enum hs_value *out);
@@ -381,6 +382,13 @@ int hs_registry__read_header(pid_t pid, uint64_t addr,
 /* Write buf to path through a temporary file + rename (path NULL or "-":
  * stdout). */
 int hs_write_file_atomic(const char *path, const void *buf, size_t len);
+/* Output files (record -o) may replace an existing path only when this is
+ * true (default; `record` clears it unless --force).  Never follows a
+ * symlink at path: the temporary file is linked or renamed over it. */
+extern bool hs_output_force;
+/* Moves the finished temporary file tmp to path per hs_output_force:
+ * 0, -EEXIST (path exists, not forced) or -errno.  tmp is gone after. */
+int hs_install_output(const char *tmp, const char *path);
 
 /* ------------------------------------------------------------ pprof */
 

@@ -42,7 +42,9 @@ static const char usage[] =
 	"  -p, --pid PID        process to profile (must map libheapscope)\n"
 	"  -d, --duration SEC   stop after SEC seconds (default: until the\n"
 	"                       process exits or SIGINT/SIGTERM)\n"
-	"  -o, --output FILE    write the profile to FILE (default: stdout)\n"
+	"  -o, --output FILE    write the profile to FILE (default: stdout);\n"
+	"                       an existing FILE is kept unless --force\n"
+	"      --force          let -o replace an existing FILE\n"
 	"      --format F       folded (default), pprof (gzip'd profile.proto\n"
 	"                       for go tool pprof), text (short top list)\n"
 	"      --value V        inuse (estimated allocated bytes, default),\n"
@@ -176,12 +178,13 @@ static void on_signal(int sig)
 
 static int parse_args(int argc, char **argv, struct hs_options *o)
 {
-	enum { OPT_VALUE = 256, OPT_LIB, OPT_FORMAT, OPT_PROFILE };
+	enum { OPT_VALUE = 256, OPT_LIB, OPT_FORMAT, OPT_PROFILE, OPT_FORCE };
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"value", required_argument, NULL, OPT_VALUE},
+		{"force", no_argument, NULL, OPT_FORCE},
 		{"lib", required_argument, NULL, OPT_LIB},
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"profile", required_argument, NULL, OPT_PROFILE},
@@ -232,6 +235,9 @@ static int parse_args(int argc, char **argv, struct hs_options *o)
 			break;
 		case 'o':
 			o->output = optarg;
+			break;
+		case OPT_FORCE:
+			o->force = true;
 			break;
 		case OPT_VALUE:
 			if (hs_parse_value(optarg, &o->value)) {
@@ -297,8 +303,12 @@ static int check_output(const char *path)
 	char tmp[PATH_MAX];
 	int fd;
 
+	struct stat st;
+
 	if (!path || !strcmp(path, "-"))
 		return 0;
+	if (!hs_output_force && !lstat(path, &st))
+		return -EEXIST;
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = mkstemp(tmp);
@@ -562,10 +572,12 @@ static int record(const struct hs_options *o)
 			o->pid, strerror(-err));
 		return err;
 	}
+	hs_output_force = o->force;
 	err = check_output(o->output);
 	if (err) {
-		fprintf(stderr, "heapscope: cannot write %s: %s\n", o->output,
-			strerror(-err));
+		fprintf(stderr, "heapscope: cannot write %s: %s%s\n", o->output,
+			strerror(-err),
+			err == -EEXIST ? " (pass --force to replace it)" : "");
 		return err;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {

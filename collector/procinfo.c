@@ -114,6 +114,24 @@ int hs_registry__read_header(pid_t pid, uint64_t addr,
 	return 0;
 }
 
+bool hs_output_force = true;
+
+int hs_install_output(const char *tmp, const char *path)
+{
+	int err = 0;
+
+	if (hs_output_force) {
+		if (rename(tmp, path))
+			err = -errno;
+	} else if (link(tmp, path)) {
+		/* link() fails with EEXIST on any existing name, a symlink
+		 * (dangling or not) included: no clobbering, no following */
+		err = -errno;
+	}
+	unlink(tmp);
+	return err;
+}
+
 int hs_write_file_atomic(const char *path, const void *buf, size_t len)
 {
 	char tmp[PATH_MAX];
@@ -156,8 +174,8 @@ int hs_write_file_atomic(const char *path, const void *buf, size_t len)
 		err = -errno;
 	if (!err && fchmodat(AT_FDCWD, tmp, 0644, 0))
 		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
+	if (!err)
+		return hs_install_output(tmp, path);
 	if (err)
 		unlink(tmp);
 	return err;

@@ -78,3 +78,18 @@ add_test(NAME rel_fuzz_collector COMMAND ${HS_REL_DIR}/fuzz/run_fuzz.sh
 set_tests_properties(rel_fuzz_collector PROPERTIES TIMEOUT 240
   LABELS "fuzz;collector;reliability" SKIP_RETURN_CODE 77
   WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+
+# 8-9. the collector against hostile targets and files (root, BPF)
+if(TARGET fakeheapscope)
+  add_executable(hostile_target ${HS_REL_DIR}/programs/hostile_target.c)
+  target_include_directories(hostile_target PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_link_libraries(hostile_target PRIVATE fakeheapscope)
+  set_target_properties(hostile_target PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
+  add_test(NAME rel_collector_hostile
+    COMMAND ${HS_REL_DIR}/test_collector_hostile.sh
+      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:hostile_target>
+      $<TARGET_FILE:fake_target>)
+  set_tests_properties(rel_collector_hostile PROPERTIES SKIP_RETURN_CODE 77
+    TIMEOUT 300 LABELS "e2e;root;bpf;collector;reliability")
+endif()
