@@ -94,6 +94,8 @@ static void buf_reserve(struct buf *b, size_t n)
 
 static void put_bytes(struct buf *b, const void *src, size_t n)
 {
+	if (!n) /* src may be NULL (empty string table entry): memcpy UB */
+		return;
 	buf_reserve(b, n);
 	if (b->oom)
 		return;

@@ -41,7 +41,7 @@ run_case() { # value expected-file [extra args]
 	done
 	grep -q '^ready' "$work/target.out" || fail "fake target did not start"
 	start=$(date +%s)
-	"$HEAPSCOPE" record -p "$tpid" -d 30 "$@" \
+	"$HEAPSCOPE" record -p "$tpid" -d 30 --force "$@" \
 		--value "$value" -o "$work/heap.folded" 2>"$work/record.err"
 	rc=$?
 	end=$(date +%s)
@@ -94,7 +94,7 @@ if unshare --mount --propagation private true 2>/dev/null; then
 		sleep 0.05
 	done
 	[ -e "$work/mnt/fake_target" ] && fail "bind mount leaked into our namespace"
-	"$HEAPSCOPE" record -p "$tpid" -d 30 -o "$work/heap.folded" \
+	"$HEAPSCOPE" record -p "$tpid" -d 30 --force -o "$work/heap.folded" \
 		2>"$work/record.err" || fail "record in another mount namespace"
 	wait "$tpid"; tpid=""
 	diff -u "$work/inuse.expected" "$work/heap.folded" ||
