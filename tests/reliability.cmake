@@ -93,3 +93,9 @@ if(TARGET fakeheapscope)
   set_tests_properties(rel_collector_hostile PROPERTIES SKIP_RETURN_CODE 77
     TIMEOUT 300 LABELS "e2e;root;bpf;collector;reliability")
 endif()
+
+# 8. the daemon's HTTP server against hostile clients (root, BPF, ~40 s)
+add_test(NAME rel_daemon_http COMMAND ${HS_REL_DIR}/test_daemon_http.sh
+  $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>)
+set_tests_properties(rel_daemon_http PROPERTIES SKIP_RETURN_CODE 77
+  TIMEOUT 180 LABELS "e2e;root;bpf;collector;reliability")
