@@ -323,9 +323,24 @@ static void window_add(struct hs_proc *p, const struct hs_event *e)
 		hs_profile__alloc(w->prof, &s);
 }
 
+/* Events handled per hold of the daemon lock: under a sustained stream
+ * ring_buffer__consume would otherwise never return, and HTTP handlers
+ * (/metrics) would wait for the lock indefinitely. */
+#define EVENT_BATCH 4096
+static unsigned batch_left;
+
+static int on_event_one(struct hs_daemon *d, void *data, size_t size);
+
 static int on_event(void *ctx, void *data, size_t size)
 {
-	struct hs_daemon *d = ctx;
+	on_event_one(ctx, data, size);
+	/* libbpf has consumed this record already: a negative return only
+	 * ends the batch. */
+	return --batch_left ? 0 : -EAGAIN;
+}
+
+static int on_event_one(struct hs_daemon *d, void *data, size_t size)
+{
 	const struct hs_event *e = data;
 	struct hs_proc *p;
 
@@ -589,6 +604,7 @@ int hs_daemon_main(int argc, char **argv)
 			break;
 		}
 		pthread_mutex_lock(&d.lock);
+		batch_left = EVENT_BATCH;
 		ring_buffer__consume(rb);
 		if (mono_ms() - last_sweep >= 1000) {
 			read_lost(&d, skel);

@@ -182,7 +182,7 @@ kill_mid_scrape)
 	case $c in 4*|5*) ;; *) fail "expected an HTTP error, got $c" ;; esac
 	kill -0 "$dpid" || fail "daemon died"
 	c=$(http_code "$URL/debug/pprof/heap?pid=$tpid"); [ "$c" = 404 ] || fail "dead pid gave $c"
-	c=$(http_code "$URL/metrics"); [ "$c" = 200 ] || fail "/metrics gave $c"
+	c=$(http_code --max-time 5 "$URL/metrics"); [ "$c" = 200 ] || fail "/metrics gave $c"
 	grep -q '^heapscope_scrape_errors_total [1-9]' "$work/body" || fail "scrape errors not counted"
 	grep -q '^heapscope_attached_processes' "$work/body" || fail "/metrics incomplete"
 	echo "PASS: killed mid-scrape -> HTTP error; /metrics answers"
@@ -270,11 +270,18 @@ lost)
 	start_daemon
 	RATE=1024 start_target "$work/t.out" churn 64
 	sleep 0.5
-	kill -STOP "$dpid"
-	sleep 4
-	kill -CONT "$dpid"
-	sleep 1.5 # the main thread refreshes loss counters once a second
-	curl -sf "$URL/metrics" >"$work/metrics" || fail "/metrics"
+	# Stop the consumer until the ring buffer overflows (a loaded host
+	# may need more than one round).
+	for _round in 1 2 3 4 5; do
+		kill -STOP "$dpid"
+		sleep 3
+		kill -CONT "$dpid"
+		sleep 1.5 # the main thread refreshes loss counters once a second
+		# /metrics must answer promptly while the backlog drains.
+		curl -sf --max-time 5 "$URL/metrics" >"$work/metrics" ||
+			fail "/metrics did not answer within 5 s under load"
+		grep -q '^heapscope_lost_events_total{reason="ringbuf"} [1-9]' "$work/metrics" && break
+	done
 	grep "heapscope_process_lost_events_total{pid=\"$tpid\"" "$work/metrics"
 	grep -q "heapscope_process_lost_events_total{pid=\"$tpid\",comm=\"hold_100mib\",reason=\"ringbuf\"} [1-9]" \
 		"$work/metrics" || fail "no per-process ring-buffer loss counted"
