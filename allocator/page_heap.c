@@ -33,16 +33,31 @@ enum { COMMITTED = 0, RELEASED = 1 };
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t free_seq; /* stamps committed free spans, wraps */
 static hs_span_t *lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
+/* Bit n of nonempty[k] set iff lists[k][n] has a span: a best-fit search
+ * is a few word scans instead of up to 128 list heads per kind. */
+#define NWORDS ((MAX_LIST + 1 + 63) / 64)
+static uint64_t nonempty[2][NWORDS];
+
+static int kind_of(const hs_span_t *s)
+{
+	return s->location == HS_SPAN_RELEASED ? RELEASED : COMMITTED;
+}
+
+static size_t index_of(const hs_span_t *s)
+{
+	return s->npages < MAX_LIST ? s->npages : MAX_LIST;
+}
 
 static hs_span_t **list_of(hs_span_t *s)
 {
-	int k = s->location == HS_SPAN_RELEASED ? RELEASED : COMMITTED;
-	return &lists[k][s->npages < MAX_LIST ? s->npages : MAX_LIST];
+	return &lists[kind_of(s)][index_of(s)];
 }
 
 static void list_insert(hs_span_t *s)
 {
 	hs_span_t **head = list_of(s);
+	size_t i = index_of(s);
+	nonempty[kind_of(s)][i / 64] |= (uint64_t)1 << (i % 64);
 	s->prev = NULL;
 	s->next = *head;
 	if (*head)
@@ -65,6 +80,10 @@ static void list_remove(hs_span_t *s)
 	if (s->next)
 		s->next->prev = s->prev;
 	s->next = s->prev = NULL;
+	if (!*head) {
+		size_t i = index_of(s);
+		nonempty[kind_of(s)][i / 64] &= ~((uint64_t)1 << (i % 64));
+	}
 	hs_stat_add(s->location == HS_SPAN_RELEASED
 			    ? HS_STAT_pageheap_released_bytes
 			    : HS_STAT_pageheap_free_bytes,
@@ -136,9 +155,21 @@ static bool grow_locked(size_t npages)
 /* Best fit among the spans of list kind k (COMMITTED or RELEASED). */
 static hs_span_t *find_kind_locked(int k, size_t npages)
 {
-	for (size_t n = npages; n < MAX_LIST; n++)
-		if (lists[k][n])
-			return lists[k][n];
+	if (npages < MAX_LIST) {
+		size_t w = npages / 64;
+		uint64_t bits = nonempty[k][w] & (~(uint64_t)0 << (npages % 64));
+		for (;;) {
+			if (bits) {
+				size_t n = w * 64 + (size_t)__builtin_ctzll(bits);
+				if (n < MAX_LIST)
+					return lists[k][n];
+				break; /* only the >= MAX_LIST list is left */
+			}
+			if (++w == NWORDS)
+				break;
+			bits = nonempty[k][w];
+		}
+	}
 	hs_span_t *best = NULL;
 	for (hs_span_t *s = lists[k][MAX_LIST]; s; s = s->next)
 		if (s->npages >= npages &&
@@ -388,6 +419,9 @@ int hs_page_heap_is_valid(void)
 	pthread_mutex_lock(&heap_lock);
 	for (int k = COMMITTED; k <= RELEASED; k++) {
 		for (size_t n = 1; n <= MAX_LIST; n++) {
+			int bit = (int)(nonempty[k][n / 64] >> (n % 64)) & 1;
+			if (bit != (lists[k][n] != NULL))
+				ok = 0;
 			for (hs_span_t *s = lists[k][n]; s; s = s->next) {
 				uint8_t want = k == RELEASED ? HS_SPAN_RELEASED
 							     : HS_SPAN_FREE;
