@@ -77,12 +77,17 @@ struct hs_residency {
 };
 
 /* The zero page's PFN, from a read-faulted private anonymous page of our
- * own (0 without CAP_SYS_ADMIN: PFNs are hidden). */
-static uint64_t find_zero_pfn(void)
+ * own, confirmed by its KPF_ZERO_PAGE flag (some kernels give read faults
+ * a page of their own; then, and without CAP_SYS_ADMIN, 0 = unknown, and
+ * zero pages are only recognised through kpageflags). */
+static uint64_t find_zero_pfn(int kpageflags_fd)
 {
 	volatile const char *p;
-	uint64_t e = 0;
+	uint64_t e = 0, f = 0, pfn;
 	int fd;
+
+	if (kpageflags_fd < 0)
+		return 0;
 
 	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -96,7 +101,11 @@ static uint64_t find_zero_pfn(void)
 		close(fd);
 	}
 	munmap((void *)p, 4096);
-	return (e & PM_PRESENT) ? e & PM_PFN_MASK : 0;
+	pfn = (e & PM_PRESENT) ? e & PM_PFN_MASK : 0;
+	if (!pfn || pread(kpageflags_fd, &f, 8, (off_t)(pfn * 8)) != 8 ||
+	    !(f & (1ull << KPF_ZERO_PAGE)))
+		return 0;
+	return pfn;
 }
 
 void hs_residency__set_kpageflags(struct hs_residency *r, bool on)
@@ -123,7 +132,7 @@ int hs_residency__open(struct hs_residency **out, pid_t pid)
 	}
 	r->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	r->read_flags = true;
-	r->zero_pfn = find_zero_pfn();
+	r->zero_pfn = find_zero_pfn(r->kpageflags_fd);
 	*out = r;
 	return 0;
 }
@@ -233,7 +242,9 @@ static void count_pagemap(struct hs_page_res *res, uint64_t e,
 
 static void count_flags(struct hs_page_res *res, uint64_t f)
 {
-	/* zero pages are counted from their PFN (never looked up here) */
+	/* pages whose PFN is the known zero PFN are not looked up here */
+	if (f & (1ull << KPF_ZERO_PAGE))
+		res->zero++;
 	if (f & ((1ull << KPF_THP) | (1ull << KPF_HUGE)))
 		res->huge++;
 	if (f & (1ull << KPF_COMPOUND_HEAD))

@@ -55,3 +55,11 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   set_tests_properties(profiles_fragmentation PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root;bpf")
 endif()
+
+# Units: window profiles, fragmentation attribution, residency of self.
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_executable(test_window ${CMAKE_CURRENT_SOURCE_DIR}/test_window.c)
+  target_link_libraries(test_window PRIVATE hs_collector_core ${CMOCKA_LIB})
+  add_test(NAME profiles_window_units COMMAND test_window)
+  set_tests_properties(profiles_window_units PROPERTIES LABELS "profiles;unit")
+endif()
