@@ -307,6 +307,8 @@ static int check_output(const char *path)
 
 	if (!path || !strcmp(path, "-"))
 		return 0;
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return -EINVAL; /* /dev/null, a FIFO: not replaceable */
 	if (!hs_output_force && !lstat(path, &st))
 		return -EEXIST;
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
@@ -577,7 +579,10 @@ static int record(const struct hs_options *o)
 	if (err) {
 		fprintf(stderr, "heapscope: cannot write %s: %s%s\n", o->output,
 			strerror(-err),
-			err == -EEXIST ? " (pass --force to replace it)" : "");
+			err == -EEXIST	 ? " (pass --force to replace it)" :
+			err == -EINVAL ? " (not a regular file: leave out "
+					 "-o and redirect stdout)" :
+					 "");
 		return err;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {

@@ -118,9 +118,14 @@ bool hs_output_force = true;
 
 int hs_install_output(const char *tmp, const char *path)
 {
+	struct stat st;
 	int err = 0;
 
-	if (hs_output_force) {
+	/* a device, FIFO or socket at path (-o /dev/null) must never be
+	 * replaced by a regular file, forced or not */
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		err = -EINVAL;
+	else if (hs_output_force) {
 		if (rename(tmp, path))
 			err = -errno;
 	} else if (link(tmp, path)) {

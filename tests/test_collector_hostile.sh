@@ -113,6 +113,13 @@ if rec "$work/link" --force; then
 else
 	fail "--force: $(cat "$work/rec.err")"
 fi
+# a FIFO (as /dev/null would be) is never replaced, even with --force
+mkfifo "$work/fifo"
+if rec "$work/fifo" --force || [ ! -p "$work/fifo" ]; then
+	fail "a FIFO at -o was replaced"
+else
+	echo "ok: non-regular -o refused: $(head -1 "$work/rec.err")"
+fi
 ls "$work"/*.XXXXXX* "$work"/exists.* 2>/dev/null && fail "temporary files left"
 
 # 4. full and read-only output disks
