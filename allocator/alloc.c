@@ -162,6 +162,12 @@ void *hs_realloc(void *p, size_t n)
 		old = hs_sampled_usable_size(p);
 		if (!old)
 			goto not_owned;
+		/* Within its usable size and not shrinking below half: keep
+		 * it, as an unsampled block of its class would be kept.
+		 * Moving it costs a new allocation (maybe a new sample), a
+		 * copy, and a decommit of the sampled pages on free. */
+		if (n <= old && n >= old / 2)
+			return p;
 	} else {
 		hs_span_t *s = hs_pagemap_lookup(p);
 		/* an interior pointer of a large span is not owned either:
