@@ -107,3 +107,10 @@ add_test(NAME rel_semaphores COMMAND ${HS_REL_DIR}/test_semaphores.sh
   $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:semaphore_target>)
 set_tests_properties(rel_semaphores PROPERTIES SKIP_RETURN_CODE 77
   TIMEOUT 240 LABELS "e2e;root;bpf;collector;reliability")
+
+# 9. faults during a recording: ring buffer overflow at period 1, target
+# killed, SIGTERM (root, BPF)
+add_test(NAME rel_collector_faults COMMAND ${HS_REL_DIR}/test_collector_faults.sh
+  $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:test_stress>)
+set_tests_properties(rel_collector_faults PROPERTIES SKIP_RETURN_CODE 77
+  TIMEOUT 240 LABELS "e2e;root;bpf;collector;reliability")
