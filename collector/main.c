@@ -326,6 +326,34 @@ static bool process_alive(pid_t pid)
 	return !(kill(pid, 0) && errno == ESRCH);
 }
 
+/* Events handled per ring_buffer__poll: under a sustained stream libbpf's
+ * consume loop would never return, and -d / SIGINT would not be honoured.
+ * A negative return from the callback ends the batch (libbpf has already
+ * consumed that record). */
+#define EVENT_BATCH 4096
+static unsigned batch_left = EVENT_BATCH;
+
+static int on_event_batched(void *ctx, void *data, size_t size)
+{
+	hs_events__handle(ctx, data, size);
+	return --batch_left ? 0 : -EAGAIN;
+}
+
+/* Take what is in the ring buffer when the loop ends, bounded to one
+ * second so a target that keeps allocating cannot hold the exit. */
+static void drain(struct ring_buffer *rb)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		batch_left = EVENT_BATCH;
+		if (ring_buffer__consume(rb) != -EAGAIN)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 1);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -634,7 +662,7 @@ static int record(const struct hs_options *o)
 			t.path, o->pid, strerror(-err));
 		goto cleanup;
 	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), hs_events__handle,
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event_batched,
 			      &ev, NULL);
 	if (!rb) {
 		err = -errno;
@@ -662,10 +690,12 @@ static int record(const struct hs_options *o)
 	if (o->duration_s)
 		deadline = now_s() + o->duration_s;
 	while (!exiting) {
+		batch_left = EVENT_BATCH;
 		err = ring_buffer__poll(rb, 100);
-		if (err == -EINTR) {
+		if (err == -EINTR || err == -EAGAIN) {
 			err = 0;
-			continue;
+			if (!(deadline && now_s() >= deadline))
+				continue;
 		}
 		if (err < 0) {
 			fprintf(stderr,
@@ -680,7 +710,7 @@ static int record(const struct hs_options *o)
 		if (deadline && now_s() >= deadline)
 			break;
 	}
-	ring_buffer__consume(rb);
+	drain(rb);
 	if (ev.execed)
 		fprintf(stderr,
 			"heapscope: process %d called exec; profile as of "
