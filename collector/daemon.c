@@ -308,17 +308,9 @@ static int parse_args(int argc, char **argv, struct hs_daemon *d)
 
 static void window_add(struct hs_proc *p, const struct hs_event *e)
 {
-	struct hs_sample s = {
-		.seq = e->seq,
-		.ptr = e->ptr,
-		.requested = e->requested,
-		.allocated = e->allocated,
-		.weight = e->weight,
-		.tid = e->tid,
-		.depth = e->depth,
-	};
+	struct hs_sample s;
 
-	memcpy(s.stack, e->stack, e->depth * sizeof(s.stack[0]));
+	hs_sample__from_event(&s, e);
 	for (struct hs_scrape_window *w = p->windows; w; w = w->next)
 		hs_profile__alloc(w->prof, &s);
 }

@@ -10,21 +10,41 @@
 #include "heapscope.h"
 #include "heapscope_event.h"
 
+void hs_sample__from_event(struct hs_sample *s, const struct hs_event *e)
+{
+	memset(s, 0, sizeof(*s));
+	s->seq = e->seq;
+	s->ptr = e->ptr;
+	s->requested = e->requested;
+	s->allocated = e->allocated;
+	s->weight = e->weight;
+	s->tid = e->tid;
+	s->depth = e->depth;
+	s->time_ns = e->ts_ns;
+	memcpy(s->stack, e->stack, e->depth * sizeof(s->stack[0]));
+}
+
+void hs_sample__from_record(struct hs_sample *s,
+			    const struct heapscope_record *r)
+{
+	memset(s, 0, sizeof(*s));
+	s->seq = r->seq;
+	s->ptr = r->ptr;
+	s->requested = r->requested;
+	s->allocated = r->allocated;
+	s->weight = r->weight;
+	s->tid = r->tid;
+	s->depth = r->depth;
+	s->time_ns = r->time_ns;
+	memcpy(s->stack, r->stack, r->depth * sizeof(s->stack[0]));
+}
+
 static void on_alloc(struct hs_events *ev, const struct hs_event *e)
 {
-	struct hs_sample s = {
-		.seq = e->seq,
-		.ptr = e->ptr,
-		.requested = e->requested,
-		.allocated = e->allocated,
-		.weight = e->weight,
-		.tid = e->tid,
-		.depth = e->depth,
-		.time_ns = e->ts_ns,
-	};
+	struct hs_sample s;
 	int rc;
 
-	memcpy(s.stack, e->stack, e->depth * sizeof(s.stack[0]));
+	hs_sample__from_event(&s, e);
 	ev->allocs++;
 	hs_profile__note_seq(ev->prof, e->seq);
 	if (ev->syms)

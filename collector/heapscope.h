@@ -166,6 +166,13 @@ struct hs_sample {
 	} pspan;
 };
 
+struct hs_event;
+/* Fill *s (all other fields zeroed) from a ring-buffer event or a registry
+ * record whose depth the caller has already validated (<= 64 frames). */
+void hs_sample__from_event(struct hs_sample *s, const struct hs_event *e);
+void hs_sample__from_record(struct hs_sample *s,
+			    const struct heapscope_record *r);
+
 /* One distinct raw stack with its summed estimates. */
 struct hs_stack_agg {
 	uint32_t depth;

@@ -393,18 +393,9 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 	}
 	for (size_t i = 0; i < snap.n; i++) {
 		const struct heapscope_record *r = &snap.recs[i];
-		struct hs_sample s = {
-			.seq = r->seq,
-			.ptr = r->ptr,
-			.requested = r->requested,
-			.allocated = r->allocated,
-			.weight = r->weight,
-			.tid = r->tid,
-			.depth = r->depth,
-			.time_ns = r->time_ns,
-		};
+		struct hs_sample s;
 
-		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
+		hs_sample__from_record(&s, r);
 		if (ev->syms)
 			hs_syms__check(ev->syms, s.stack, s.depth);
 		if (hs_profile__alloc(ev->prof, &s) == 0) {

@@ -97,17 +97,9 @@ static void read_registry(struct hs_daemon *d, struct hs_proc *p)
 		return;
 	for (size_t i = 0; i < snap.n; i++) {
 		const struct heapscope_record *r = &snap.recs[i];
-		struct hs_sample s = {
-			.seq = r->seq,
-			.ptr = r->ptr,
-			.requested = r->requested,
-			.allocated = r->allocated,
-			.weight = r->weight,
-			.tid = r->tid,
-			.depth = r->depth,
-		};
+		struct hs_sample s;
 
-		memcpy(s.stack, r->stack, r->depth * sizeof(s.stack[0]));
+		hs_sample__from_record(&s, r);
 		hs_symref__check(p->sym, s.stack, s.depth);
 		hs_profile__alloc(p->ev.prof, &s);
 	}
