@@ -41,7 +41,7 @@ kill $ppid; wait $ppid 2>/dev/null || true; ppid=""
 echo "== 2/2: under libheapscope.so, profiled by heapscope record"
 PYTHONMALLOC=malloc LD_PRELOAD=$LIB $PY scripts/demo_workload.py "$OUT/ready.heapscope" &
 ppid=$!
-"$HS" record -p $ppid -o "$OUT/python3.heap.folded" &
+"$HS" record -p $ppid --force -o "$OUT/python3.heap.folded" &
 rpid=$!
 wait_for "$OUT/ready.heapscope" $ppid
 sleep 0.5
@@ -55,8 +55,9 @@ read -r hs_inuse hs_secs <"$OUT/ready.heapscope"
 total=$(awk '{ s += $NF } END { printf "%.0f", s }' "$OUT/python3.heap.folded")
 echo
 echo "== top 10 stacks (leaf last; value = estimated bytes in use)"
-sort -t' ' -k2 -nr "$OUT/python3.heap.folded" | head -10 |
-	awk '{ v = $NF; $NF = ""; n = split($0, f, ";"); s = "";
+# awk reads all of sort's output (no head: a SIGPIPE would fail pipefail)
+sort -t' ' -k2 -nr "$OUT/python3.heap.folded" |
+	awk 'NR <= 10 { v = $NF; $NF = ""; n = split($0, f, ";"); s = "";
 	       for (i = (n > 6 ? n - 5 : 1); i <= n; i++) s = s (s == "" ? "" : ";") f[i];
 	       printf "%12.1f MiB  %s%s\n", v / 1048576, (n > 6 ? "...;" : ""), s }'
 echo
