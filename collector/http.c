@@ -386,6 +386,17 @@ static void prom_label(FILE *f, const char *s)
 	}
 }
 
+/* One per-process sample: METRIC{pid="N",comm="C"EXTRA} VALUE (integral
+ * values print exactly up to 2^53). */
+static void prom_proc_sample(FILE *f, const char *metric,
+			     const struct hs_proc *p, const char *extra,
+			     double value)
+{
+	fprintf(f, "%s{pid=\"%d\",comm=\"", metric, p->pid);
+	prom_label(f, p->info.comm);
+	fprintf(f, "\"%s} %.0f\n", extra, value);
+}
+
 static enum MHD_Result metrics(struct hs_daemon *d, struct MHD_Connection *c)
 {
 	static const char *const lost_names[] = {"ringbuf", "stack", "args"};
@@ -465,48 +476,30 @@ static enum MHD_Result metrics(struct hs_daemon *d, struct MHD_Connection *c)
 	      f);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
-			fprintf(f,
-				"heapscope_process_lost_events_total{pid=\"%d"
-				"\",comm=\"",
-				p->pid);
-			prom_label(f, p->info.comm);
-			fprintf(f, "\",reason=\"ringbuf\"} %llu\n",
-				(unsigned long long)hs_daemon__lost(d, p->pid));
-			fprintf(f,
-				"heapscope_process_lost_events_total{pid=\"%d"
-				"\",comm=\"",
-				p->pid);
-			prom_label(f, p->info.comm);
-			fprintf(f, "\",reason=\"sequence_gap\"} %llu\n",
-				(unsigned long long)hs_profile__seq_lost(
-					p->ev.prof));
+			prom_proc_sample(f, "heapscope_process_lost_events_total",
+					 p, ",reason=\"ringbuf\"",
+					 (double)hs_daemon__lost(d, p->pid));
+			prom_proc_sample(f, "heapscope_process_lost_events_total",
+					 p, ",reason=\"sequence_gap\"",
+					 (double)hs_profile__seq_lost(p->ev.prof));
 		}
 	fputs("# HELP heapscope_process_sampled_bytes Estimated in-use heap "
 	      "bytes from the live samples, per process.\n"
 	      "# TYPE heapscope_process_sampled_bytes gauge\n",
 	      f);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
-		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
-			fprintf(f,
-				"heapscope_process_sampled_bytes{pid=\"%d\","
-				"comm=\"",
-				p->pid);
-			prom_label(f, p->info.comm);
-			fprintf(f, "\"} %.0f\n", hs_daemon__inuse(p));
-		}
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			prom_proc_sample(f, "heapscope_process_sampled_bytes", p,
+					 "", hs_daemon__inuse(p));
 	fputs("# HELP heapscope_process_live_samples Live sampled "
 	      "allocations per process.\n"
 	      "# TYPE heapscope_process_live_samples gauge\n",
 	      f);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
-		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
-			fprintf(f,
-				"heapscope_process_live_samples{pid=\"%d\","
-				"comm=\"",
-				p->pid);
-			prom_label(f, p->info.comm);
-			fprintf(f, "\"} %zu\n", hs_profile__live(p->ev.prof));
-		}
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			prom_proc_sample(f, "heapscope_process_live_samples", p,
+					 "",
+					 (double)hs_profile__live(p->ev.prof));
 	pthread_mutex_unlock(&d->lock);
 	if (fclose(f)) {
 		free(text);
