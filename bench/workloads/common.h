@@ -98,6 +98,35 @@ static inline void bench_run_threads(int n, void *(*fn)(void *), void *args,
 	free(t);
 }
 
+/* The argument of workloads whose threads each run a number of steps. */
+struct bench_worker {
+	unsigned id;
+	uint64_t steps;
+};
+
+/* main() of such a workload: parses -t/-s, runs fn on every thread with
+ * full_steps scaled by -s, returns the exit status (0). */
+static inline int bench_main_steps(int argc, char **argv, void *(*fn)(void *),
+				   uint64_t full_steps)
+{
+	struct bench_args a;
+	struct bench_worker *w;
+
+	bench_parse(argc, argv, &a);
+	w = calloc(a.threads, sizeof(*w));
+	if (!w) {
+		perror("calloc");
+		return 1;
+	}
+	for (int i = 0; i < a.threads; i++)
+		w[i] = (struct bench_worker){ .id = i,
+					      .steps = bench_n(full_steps,
+							       a.scale) };
+	bench_run_threads(a.threads, fn, w, sizeof(*w));
+	free(w);
+	return 0;
+}
+
 static inline double bench_now(void)
 {
 	struct timespec ts;

@@ -10,14 +10,9 @@
 #define LIVE 4
 #define STEPS 300ULL
 
-struct worker {
-	unsigned id;
-	uint64_t steps;
-};
-
 static void *work(void *arg)
 {
-	struct worker *w = arg;
+	struct bench_worker *w = arg;
 	uint64_t s = rng_seed(w->id), sum = 0;
 	char *live[LIVE] = { 0 };
 
@@ -40,14 +35,5 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct bench_args a;
-	struct worker *w;
-
-	bench_parse(argc, argv, &a);
-	w = calloc(a.threads, sizeof(*w));
-	for (int i = 0; i < a.threads; i++)
-		w[i] = (struct worker){ .id = i, .steps = bench_n(STEPS, a.scale) };
-	bench_run_threads(a.threads, work, w, sizeof(*w));
-	free(w);
-	return 0;
+	return bench_main_steps(argc, argv, work, STEPS);
 }

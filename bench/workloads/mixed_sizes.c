@@ -12,11 +12,6 @@
 #define SLOTS 2000
 #define STEPS 600000ULL
 
-struct worker {
-	unsigned id;
-	uint64_t steps;
-};
-
 static size_t pick_size(uint64_t *s)
 {
 	uint64_t r = rng_next(s), u = r % 1000;
@@ -38,7 +33,7 @@ static void touch(char *p, size_t n)
 
 static void *work(void *arg)
 {
-	struct worker *w = arg;
+	struct bench_worker *w = arg;
 	uint64_t s = rng_seed(w->id), sum = 0;
 	void **slot = calloc(SLOTS, sizeof(*slot));
 
@@ -64,14 +59,5 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct bench_args a;
-	struct worker *w;
-
-	bench_parse(argc, argv, &a);
-	w = calloc(a.threads, sizeof(*w));
-	for (int i = 0; i < a.threads; i++)
-		w[i] = (struct worker){ .id = i, .steps = bench_n(STEPS, a.scale) };
-	bench_run_threads(a.threads, work, w, sizeof(*w));
-	free(w);
-	return 0;
+	return bench_main_steps(argc, argv, work, STEPS);
 }

@@ -18,11 +18,6 @@ struct buf {
 	int vector;
 };
 
-struct worker {
-	unsigned id;
-	uint64_t steps;
-};
-
 static void restart(struct buf *b, uint64_t *s)
 {
 	uint64_t r = rng_next(s);
@@ -38,7 +33,7 @@ static void restart(struct buf *b, uint64_t *s)
 
 static void *work(void *arg)
 {
-	struct worker *w = arg;
+	struct bench_worker *w = arg;
 	uint64_t s = rng_seed(w->id), sum = 0;
 	struct buf *b = calloc(BUFS, sizeof(*b));
 
@@ -67,14 +62,5 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct bench_args a;
-	struct worker *w;
-
-	bench_parse(argc, argv, &a);
-	w = calloc(a.threads, sizeof(*w));
-	for (int i = 0; i < a.threads; i++)
-		w[i] = (struct worker){ .id = i, .steps = bench_n(STEPS, a.scale) };
-	bench_run_threads(a.threads, work, w, sizeof(*w));
-	free(w);
-	return 0;
+	return bench_main_steps(argc, argv, work, STEPS);
 }

@@ -11,11 +11,6 @@
 #define SLOTS 4096
 #define STEPS 16000000ULL
 
-struct worker {
-	unsigned id;
-	uint64_t steps;
-};
-
 static size_t pick_size(uint64_t r)
 {
 	/* 3 in 4 requests are 16..64 bytes, the rest 8..256. */
@@ -26,7 +21,7 @@ static size_t pick_size(uint64_t r)
 
 static void *work(void *arg)
 {
-	struct worker *w = arg;
+	struct bench_worker *w = arg;
 	uint64_t s = rng_seed(w->id), sum = 0;
 	void **slot = calloc(SLOTS, sizeof(*slot));
 	void *tmp[32];
@@ -60,14 +55,5 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct bench_args a;
-	struct worker *w;
-
-	bench_parse(argc, argv, &a);
-	w = calloc(a.threads, sizeof(*w));
-	for (int i = 0; i < a.threads; i++)
-		w[i] = (struct worker){ .id = i, .steps = bench_n(STEPS, a.scale) };
-	bench_run_threads(a.threads, work, w, sizeof(*w));
-	free(w);
-	return 0;
+	return bench_main_steps(argc, argv, work, STEPS);
 }
