@@ -46,4 +46,26 @@ extern volatile unsigned short heapscope_mismatched_free_semaphore;
 		    (uint64_t)(given), (uint64_t)(req), (uint64_t)(alloc),      \
 		    (uint64_t)(alloc_seq))
 
+/*
+ * Probes of other providers that heapscope also fires, so collectors
+ * written for them can read heapscope (issue 5, item 7).  Called at the
+ * same points as sample_alloc / sample_free, outside the sampled lock for
+ * allocations and before the pages can be reused for frees.
+ * ptr: the sampled pointer; req/alloc: requested and allocated bytes;
+ * weight: the sample's weight W in bytes.  Placeholders until filled in.
+ */
+#define HS_PROBE_COMPAT_ALLOC(ptr, req, alloc, weight) \
+	do {                                           \
+		(void)(ptr);                           \
+		(void)(req);                           \
+		(void)(alloc);                         \
+		(void)(weight);                        \
+	} while (0)
+#define HS_PROBE_COMPAT_FREE(ptr, req, alloc) \
+	do {                                  \
+		(void)(ptr);                  \
+		(void)(req);                  \
+		(void)(alloc);                \
+	} while (0)
+
 #endif /* HS_PROBES_H */

@@ -160,6 +160,7 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	 * lock cannot reorder this event after its own sample_free. */
 	if (HS_PROBE_ENABLED(sample_alloc))
 		HS_PROBE_SAMPLE_ALLOC(p, r, a, align, w, stack, depth, seq);
+	HS_PROBE_COMPAT_ALLOC(p, r, a, w);
 	return p;
 fail:
 	pthread_mutex_unlock(&lock);
@@ -325,6 +326,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 		if (HS_PROBE_ENABLED(sample_free))
 			HS_PROBE_SAMPLE_FREE(p, rec->requested, rec->allocated,
 					     rec->seq, stack, depth, seq);
+		HS_PROBE_COMPAT_FREE(p, rec->requested, rec->allocated);
 	}
 	proxy = (void *)(uintptr_t)rec->proxy;
 	account(rec, -1);
