@@ -9,6 +9,7 @@ PKGS=(
   libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
   libcmocka-dev systemtap-sdt-dev libmicrohttpd-dev
   sqlite3 python3 bash coreutils procps util-linux golang-go curl
+  libpython3.11-testsuite
 )
 
 if [ "$(id -u)" -ne 0 ]; then
