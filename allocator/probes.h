@@ -7,13 +7,15 @@
  * probe sites test the semaphore first, so arguments (and the free-side
  * stack unwind) cost nothing while no collector is attached.
  *
- * Only sampled.c fires probes; the semaphores are defined there.
+ * sampled.c fires the heapscope probes and defines their semaphores;
+ * probes_compat.c fires the compatible ones (below) and defines theirs.
  */
 #ifndef HS_PROBES_H
 #define HS_PROBES_H
 
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
+#include <stdint.h>
 
 #include "hs_common.h"
 
@@ -48,24 +50,55 @@ extern volatile unsigned short heapscope_mismatched_free_semaphore;
 
 /*
  * Probes of other providers that heapscope also fires, so collectors
- * written for them can read heapscope (issue 5, item 7).  Called at the
- * same points as sample_alloc / sample_free, outside the sampled lock for
- * allocations and before the pages can be reused for frees.
+ * written for them can read heapscope (issue 5, item 7): otel_memory and
+ * ddheap, alloc(ptr, size, weight) and free(ptr), defined in
+ * include/heapscope/abi.h ("Compatible probes") and fired by
+ * probes_compat.c.  Called at the same points as sample_alloc /
+ * sample_free: allocations outside the sampled lock, frees before the
+ * pages can be reused.  Each costs one test of two semaphores while no
+ * tool is attached.
  * ptr: the sampled pointer; req/alloc: requested and allocated bytes;
- * weight: the sample's weight W in bytes.  Placeholders until filled in.
+ * weight: the sample's weight W (bytes in units of req + 1).
+ * The compatible probes carry size = req and weight = round(req*W/(req+1)),
+ * the estimated requested bytes this sample stands for.
  */
-#define HS_PROBE_COMPAT_ALLOC(ptr, req, alloc, weight) \
-	do {                                           \
-		(void)(ptr);                           \
-		(void)(req);                           \
-		(void)(alloc);                         \
-		(void)(weight);                        \
+extern volatile unsigned short otel_memory_alloc_semaphore;
+extern volatile unsigned short otel_memory_free_semaphore;
+extern volatile unsigned short ddheap_alloc_semaphore;
+extern volatile unsigned short ddheap_free_semaphore;
+
+/* Fire otel_memory:alloc and ddheap:alloc (each only while its semaphore
+ * is set) with ptr, size (bytes), weight (estimated bytes).  Thread-safe. */
+void hs_probe_compat_alloc(uint64_t ptr, uint64_t size, uint64_t weight);
+/* Fire otel_memory:free and ddheap:free likewise.  Thread-safe. */
+void hs_probe_compat_free(uint64_t ptr);
+
+/* round(req * w / (req + 1)) without overflow: the estimated requested
+ * bytes of a sample of weight w (W in units of req + 1). */
+static inline uint64_t hs_compat_weight(uint64_t req, uint64_t w)
+{
+	unsigned __int128 d = (unsigned __int128)req + 1;
+
+	return (uint64_t)(((unsigned __int128)req * w + d / 2) / d);
+}
+
+#define HS_PROBE_COMPAT_ALLOC(ptr, req, alloc, weight)                        \
+	do {                                                                  \
+		(void)(alloc);                                                \
+		if (HS_UNLIKELY((otel_memory_alloc_semaphore |                \
+				 ddheap_alloc_semaphore) != 0))               \
+			hs_probe_compat_alloc(                                \
+				(uint64_t)(uintptr_t)(ptr), (uint64_t)(req),  \
+				hs_compat_weight((uint64_t)(req),             \
+						 (uint64_t)(weight)));        \
 	} while (0)
-#define HS_PROBE_COMPAT_FREE(ptr, req, alloc) \
-	do {                                  \
-		(void)(ptr);                  \
-		(void)(req);                  \
-		(void)(alloc);                \
+#define HS_PROBE_COMPAT_FREE(ptr, req, alloc)                                 \
+	do {                                                                  \
+		(void)(req);                                                  \
+		(void)(alloc);                                                \
+		if (HS_UNLIKELY((otel_memory_free_semaphore |                 \
+				 ddheap_free_semaphore) != 0))                \
+			hs_probe_compat_free((uint64_t)(uintptr_t)(ptr));     \
 	} while (0)
 
 #endif /* HS_PROBES_H */
