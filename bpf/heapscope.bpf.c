@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * heapscope.bpf.c - thin USDT programs on the heapscope probes (sample_alloc,
- * sample_free, rate_change) and tracepoints on process exit / exec.  Each
+ * sample_free, rate_change), on the compatible otel_memory / ddheap probes
+ * (alloc, free) and tracepoints on process exit / exec.  Each
  * program copies its arguments, the task's identity and the user call stack
  * into one ring-buffer event (struct hs_event); every event that cannot be
  * delivered is counted in the per-CPU `lost` map, never dropped silently.
@@ -185,6 +186,69 @@ int handle_rate_change(struct pt_regs *ctx)
 		return 0;
 	e->new_period = (__s64)arg(ctx, 0, &bad);
 	e->old_period = (__s64)arg(ctx, 1, &bad);
+	if (bad)
+		count_lost(HS_LOST_ARGS);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/*
+ * Compatible probes (abi.h, "Compatible probes"), provider otel_memory or
+ * ddheap, whichever the collector attached: alloc(ptr, size, weight) and
+ * free(ptr).  They carry no stack, so the user stack is walked here with
+ * bpf_get_stack (frame pointers: complete only for code built with them).
+ * Its first entry is the probe's own address, not a return address; +1
+ * makes the collector's "return address - 1" symbolization land on it.
+ */
+static __always_inline void user_stack(struct hs_event *e, void *ctx)
+{
+	long n = bpf_get_stack(ctx, e->stack, sizeof(e->stack),
+			       BPF_F_USER_STACK);
+
+	if (n < 0) {
+		e->flags |= HS_EVF_STACK_FAULT;
+		count_lost(HS_LOST_STACK);
+		return;
+	}
+	e->depth = (__u32)n / sizeof(__u64);
+	if (e->depth > HS_EVENT_MAX_FRAMES)
+		e->depth = HS_EVENT_MAX_FRAMES;
+	if (e->depth)
+		e->stack[0] += 1;
+}
+
+/* alloc(ptr, size, weight): size in bytes, weight = estimated bytes */
+SEC("usdt")
+int handle_compat_alloc(struct pt_regs *ctx)
+{
+	struct hs_event *e = event_start(HS_EV_ALLOC);
+	__u32 bad = 0;
+
+	if (!e)
+		return 0;
+	e->flags = HS_EVF_COMPAT;
+	e->ptr = arg(ctx, 0, &bad);
+	e->requested = arg(ctx, 1, &bad);
+	e->allocated = e->requested;
+	e->weight = arg(ctx, 2, &bad);
+	user_stack(e, ctx);
+	if (bad)
+		count_lost(HS_LOST_ARGS);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* free(ptr) */
+SEC("usdt")
+int handle_compat_free(struct pt_regs *ctx)
+{
+	struct hs_event *e = event_start(HS_EV_FREE);
+	__u32 bad = 0;
+
+	if (!e)
+		return 0;
+	e->flags = HS_EVF_COMPAT;
+	e->ptr = arg(ctx, 0, &bad);
 	if (bad)
 		count_lost(HS_LOST_ARGS);
 	bpf_ringbuf_submit(e, 0);

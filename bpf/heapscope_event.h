@@ -27,6 +27,12 @@ enum hs_event_type {
 /* hs_event.flags */
 #define HS_EVF_STACK_TRUNCATED 0x1u /* depth argument was > 64, clamped */
 #define HS_EVF_STACK_FAULT 0x2u	    /* stack could not be read; depth = 0 */
+/* alloc/free from a compatible probe (otel_memory / ddheap, abi.h):
+ * ptr; alloc: requested = allocated = size, weight = estimated bytes (not
+ * units of r + 1); no seq (0); stack from bpf_get_stack (frame pointers),
+ * stack[0] = probe address + 1 so that symbolizing "return address - 1"
+ * names the probe's own function */
+#define HS_EVF_COMPAT 0x4u
 
 /* Slots of the per-CPU `lost` array map. */
 enum hs_lost_slot {
@@ -52,7 +58,8 @@ struct hs_event {
 	__u64 requested;  /* r, bytes */
 	__u64 allocated;  /* a, bytes */
 	__u64 alignment;  /* bytes, 0 = default */
-	__u64 weight;	  /* W, bytes (units of r + 1), alloc only */
+	__u64 weight;	  /* W, bytes (units of r + 1), alloc only;
+			   * HS_EVF_COMPAT: estimated bytes */
 	__u64 seq;	  /* this event's sequence number (alloc/free) */
 	__u64 alloc_seq;  /* free: seq of the matching alloc; alloc: = seq */
 	__s64 new_period; /* rate_change: bytes */

@@ -2,7 +2,9 @@
 /*
  * events.c - consuming struct hs_event records from the BPF ring buffer:
  * validate the header, then apply allocs / frees to the live set, note
- * sequence numbers for gap detection, and flag exit / exec.
+ * sequence numbers for gap detection, and flag exit / exec.  Events of
+ * the compatible probes (HS_EVF_COMPAT: no record id, frees by pointer
+ * only) are matched by pointer (hs_profile__alloc_ptr).
  */
 #include <errno.h>
 #include <string.h>
@@ -21,6 +23,8 @@ void hs_sample__from_event(struct hs_sample *s, const struct hs_event *e)
 	s->tid = e->tid;
 	s->depth = e->depth;
 	s->time_ns = e->ts_ns;
+	if (e->flags & HS_EVF_COMPAT)
+		s->flags |= HS_SAMPLE_COMPAT;
 	memcpy(s->stack, e->stack, e->depth * sizeof(s->stack[0]));
 }
 
@@ -73,6 +77,64 @@ static void on_free(struct hs_events *ev, const struct hs_event *e)
 		ev->bad++;
 }
 
+/* Remove live sample seq (a free event at ts_ns, thread tid, stack). */
+static void free_live(struct hs_events *ev, uint64_t seq,
+		      const struct hs_event *e)
+{
+	const struct hs_sample *s = hs_profile__get(ev->prof, seq);
+
+	if (s && ev->win)
+		hs_window__live_free(ev->win, s, e->ts_ns, e->tid,
+				     (const uint64_t *)e->stack, e->depth);
+	if (hs_profile__free_seq(ev->prof, seq) < 0)
+		ev->bad++;
+}
+
+static void on_compat_alloc(struct hs_events *ev, const struct hs_event *e)
+{
+	struct hs_sample s;
+	uint64_t old;
+	int rc;
+
+	hs_sample__from_event(&s, e);
+	s.seq = 0;
+	ev->allocs++;
+	if (!s.ptr) {
+		ev->bad++;
+		return;
+	}
+	/* The address is live already: its free was lost (ring buffer) or
+	 * never fired.  An address cannot be live twice: drop the old. */
+	old = hs_profile__ptr_seq(ev->prof, s.ptr);
+	if (old) {
+		ev->compat_replaced++;
+		free_live(ev, old, e);
+	}
+	if (ev->syms)
+		hs_syms__check(ev->syms, s.stack, s.depth);
+	rc = hs_profile__alloc_ptr(ev->prof, &s);
+	if (rc < 0)
+		ev->bad++;
+	if (ev->win) {
+		hs_window__alloc_event(ev->win, &s);
+		if (rc == 0)
+			hs_window__live_alloc(ev->win, &s, ev->prof);
+	}
+}
+
+static void on_compat_free(struct hs_events *ev, const struct hs_event *e)
+{
+	uint64_t seq = hs_profile__ptr_seq(ev->prof, e->ptr);
+
+	ev->frees++;
+	if (!seq) {
+		/* allocated before the attach (no registry to know it) */
+		ev->compat_unmatched++;
+		return;
+	}
+	free_live(ev, seq, e);
+}
+
 int hs_events__handle(void *ctx, void *data, size_t size)
 {
 	struct hs_events *ev = ctx;
@@ -90,6 +152,15 @@ int hs_events__handle(void *ctx, void *data, size_t size)
 	 * (exec keeps the pid; threads report their thread-group id). */
 	if (e->pid != (uint32_t)ev->pid) {
 		ev->bad++;
+		return 0;
+	}
+	if (e->flags & HS_EVF_COMPAT) {
+		if (e->type == HS_EV_ALLOC)
+			on_compat_alloc(ev, e);
+		else if (e->type == HS_EV_FREE)
+			on_compat_free(ev, e);
+		else
+			ev->bad++;
 		return 0;
 	}
 	switch (e->type) {

@@ -60,6 +60,20 @@ enum hs_format {
 
 int hs_parse_format(const char *s, enum hs_format *out);
 
+/* Which probes carry the samples (abi.h; --provider). */
+enum hs_provider {
+	HS_PROVIDER_AUTO = 0,	/* heapscope if the target has its probes,
+				 * else otel_memory, else ddheap */
+	HS_PROVIDER_HEAPSCOPE,	/* heapscope:sample_alloc/sample_free + registry */
+	HS_PROVIDER_OTEL,	/* otel_memory:alloc/free */
+	HS_PROVIDER_DDHEAP,	/* ddheap:alloc/free */
+};
+
+/* "auto", "heapscope", "otel_memory" (or "otel"), "ddheap": 0 or -EINVAL. */
+int hs_parse_provider(const char *s, enum hs_provider *out);
+/* The USDT provider name ("heapscope", "otel_memory", "ddheap"; "auto"). */
+const char *hs_provider_name(enum hs_provider p);
+
 struct hs_options {
 	pid_t pid;	     /* -p: target process (init pid namespace) */
 	int duration_s;	     /* -d: seconds to record, 0 = until exit/signal */
@@ -71,6 +85,7 @@ struct hs_options {
 	enum hs_profile_kind profile; /* --profile */
 	bool value_set;		      /* --value given */
 	bool force; /* --force: -o may replace an existing file */
+	enum hs_provider provider; /* --provider, default auto */
 };
 
 int hs_parse_value(const char *s, enum hs_value *out);
@@ -80,11 +95,20 @@ const char *hs_value_name(enum hs_value v);
 
 #define HS_DEFAULT_LIB_PREFIX "libheapscope"
 
+/* Probes found in an object's .note.stapsdt (hs_elf_probe_notes). */
+#define HS_NOTE_HEAPSCOPE 0x01u	 /* heapscope:sample_alloc */
+#define HS_NOTE_OTEL_ALLOC 0x02u /* otel_memory:alloc */
+#define HS_NOTE_OTEL_FREE 0x04u	 /* otel_memory:free */
+#define HS_NOTE_DD_ALLOC 0x08u	 /* ddheap:alloc */
+#define HS_NOTE_DD_FREE 0x10u	 /* ddheap:free */
+
 struct hs_target {
 	pid_t pid;
 	char path[PATH_MAX]; /* the object's path as the target sees it */
 	char open_path[PATH_MAX + 64]; /* the same file, openable from here */
 	uint64_t map_start; /* start of its mapping with file offset 0 */
+	enum hs_provider provider; /* resolved: never AUTO after a find */
+	unsigned notes;		   /* HS_NOTE_* of the object */
 };
 
 /*
@@ -97,6 +121,23 @@ struct hs_target {
 int hs_target__find(struct hs_target *t, pid_t pid, const char *match);
 /* Does the ELF file at `path` carry a USDT note of provider "heapscope"? */
 bool hs_elf_has_heapscope_note(const char *path);
+/* HS_NOTE_* bits of the probes in the ELF file at `path` (0 if it cannot
+ * be read or is not ELF).  Every note is bounds-checked: the file comes
+ * from the target and is not trusted. */
+unsigned hs_elf_probe_notes(const char *path);
+/* Does an object with notes `notes` carry provider p's alloc probe
+ * (heapscope: sample_alloc)?  And its free probe? */
+bool hs_notes_have_alloc(unsigned notes, enum hs_provider p);
+bool hs_notes_have_free(unsigned notes, enum hs_provider p);
+/*
+ * hs_target__find for provider p.  HEAPSCOPE: as hs_target__find.  OTEL,
+ * DDHEAP: the first mapped object whose name matches `match` (when given)
+ * or, without `match`, the first one, that carries p's alloc probe.  AUTO:
+ * HEAPSCOPE, else OTEL, else DDHEAP.  Sets t->provider and t->notes.
+ * -ESRCH: no such process; -ENOENT: no object with such probes.
+ */
+int hs_target__find_provider(struct hs_target *t, pid_t pid, const char *match,
+			     enum hs_provider p);
 
 /* ------------------------------------------------------------ registry */
 
@@ -156,6 +197,7 @@ struct hs_sample {
 	uint32_t depth;			      /* <= HEAPSCOPE_MAX_FRAMES */
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* innermost first */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC of the allocation, 0 = ? */
+	uint32_t flags;		/* HS_SAMPLE_* */
 	struct hs_page_res res; /* filled by hs_residency__scan */
 	/* small samples: the proxy and its span (record extension, abi.h) */
 	uint64_t proxy;
@@ -165,6 +207,11 @@ struct hs_sample {
 		uint64_t updated_ns;	 /* when the target filled it, 0 = never */
 	} pspan;
 };
+
+/* hs_sample.flags: from a compatible probe (otel_memory / ddheap): weight
+ * is the estimated bytes itself (not units of r + 1), requested =
+ * allocated = the probe's size, seq a record id made up by the collector. */
+#define HS_SAMPLE_COMPAT 0x1u
 
 struct hs_event;
 /* Fill *s (all other fields zeroed) from a ring-buffer event or a registry
@@ -211,6 +258,17 @@ uint64_t hs_profile__seq_lost(const struct hs_profile *p);
 size_t hs_profile__live(const struct hs_profile *p);
 /* Forget every sample and tombstone (exec). */
 void hs_profile__reset(struct hs_profile *p);
+/*
+ * Samples of compatible probes have no record id: they are keyed by
+ * pointer.  hs_profile__alloc_ptr gives s (HS_SAMPLE_COMPAT, ptr != 0) a
+ * made-up record id (stored in s->seq, from 2^63 up) and indexes its
+ * pointer; 0, or -EEXIST if the pointer is live already (the caller frees
+ * it first: an address cannot be live twice), -EINVAL, -ENOMEM.
+ * hs_profile__ptr_seq: the record id of the live sample at ptr, 0 = none.
+ * hs_profile__free_seq of such a record drops its pointer too.
+ */
+int hs_profile__alloc_ptr(struct hs_profile *p, struct hs_sample *s);
+uint64_t hs_profile__ptr_seq(const struct hs_profile *p, uint64_t ptr);
 /* Visit live samples. */
 void hs_profile__for_each(const struct hs_profile *p,
 			  void (*fn)(void *ctx, const struct hs_sample *s),
@@ -450,9 +508,15 @@ struct hs_report_stats {
 	uint64_t lost_ringbuf_proc; /* ring-buffer drops of this process */
 	int64_t period;
 	uint64_t sampled_bytes, records; /* from the registry header */
+	/* compatible probes (provider OTEL / DDHEAP; AUTO = HEAPSCOPE): no
+	 * registry, so the comments say what the profile cannot hold */
+	enum hs_provider provider;
+	bool compat_no_free;	   /* the object has no free probe */
+	uint64_t compat_unmatched; /* frees of allocations before the attach */
 };
 
-/* Fill up to max comment lines; returns how many. */
+/* Fill up to max (>= 3; 4 for every note) comment lines; returns how
+ * many. */
 int hs_report__comments(char out[][160], size_t max,
 			const struct hs_report_stats *st);
 
@@ -476,6 +540,11 @@ struct hs_events {
 	uint64_t bad;	       /* malformed events */
 	uint64_t stack_faults; /* events whose stack could not be read */
 	int64_t period;	       /* last rate_change new period, 0 = unknown */
+	/* compatible probes (HS_EVF_COMPAT events) */
+	uint64_t compat_unmatched; /* frees of pointers not live here:
+				    * allocated before the attach */
+	uint64_t compat_replaced;  /* allocs at a live pointer (its free
+				    * was lost): the old sample dropped */
 	struct hs_window *win; /* allocs/lifetime/peak, may be NULL */
 };
 

@@ -7,7 +7,9 @@
  * the attach and ring-buffer events.  An alloc already live is a duplicate;
  * a free whose alloc was not seen yet leaves a tombstone that cancels the
  * alloc if it arrives later, so nothing is double counted or resurrected.
- * Table: open addressing, linear probing, backward-shift deletion.
+ * Samples of compatible probes (no record id) get a made-up id and a
+ * second index by pointer, so their frees (pointer only) find them.
+ * Tables: open addressing, linear probing, backward-shift deletion.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,12 +22,23 @@ struct slot {
 	struct hs_sample *s; /* NULL = tombstone (freed before seen) */
 };
 
+/* Pointer index of compatible samples: ptr -> record id. */
+struct pslot {
+	uint64_t ptr; /* 0 = empty */
+	uint64_t seq;
+};
+
+#define COMPAT_SEQ_BASE (1ull << 63) /* made-up record ids start here */
+
 struct hs_profile {
 	struct slot *slots;
 	size_t cap;  /* power of two */
 	size_t used; /* live + tombstones */
 	size_t live;
 	uint64_t seq_min, seq_max, seq_seen; /* event seq range, for gaps */
+	struct pslot *pslots; /* NULL until the first compatible sample */
+	size_t pcap, pused;   /* power of two; entries */
+	uint64_t next_compat; /* made-up record ids handed out */
 };
 
 static size_t hash_seq(uint64_t seq)
@@ -60,6 +73,9 @@ void hs_profile__reset(struct hs_profile *p)
 	}
 	p->used = p->live = 0;
 	p->seq_min = p->seq_max = p->seq_seen = 0;
+	if (p->pslots)
+		memset(p->pslots, 0, p->pcap * sizeof(*p->pslots));
+	p->pused = 0;
 }
 
 void hs_profile__free(struct hs_profile *p)
@@ -68,6 +84,7 @@ void hs_profile__free(struct hs_profile *p)
 		return;
 	hs_profile__reset(p);
 	free(p->slots);
+	free(p->pslots);
 	free(p);
 }
 
@@ -173,6 +190,107 @@ int hs_profile__alloc(struct hs_profile *p, const struct hs_sample *s)
 	return 0;
 }
 
+/* ------------------------------------------------ pointer index */
+
+static size_t hash_ptr(uint64_t ptr)
+{
+	return hash_seq(ptr >> 4);
+}
+
+static struct pslot *plookup(const struct hs_profile *p, uint64_t ptr)
+{
+	size_t mask = p->pcap - 1;
+
+	if (!p->pslots)
+		return NULL;
+	for (size_t i = hash_ptr(ptr) & mask;; i = (i + 1) & mask) {
+		if (p->pslots[i].ptr == ptr)
+			return &p->pslots[i];
+		if (!p->pslots[i].ptr)
+			return NULL;
+	}
+}
+
+static void pput(struct pslot *ps, size_t cap, uint64_t ptr, uint64_t seq)
+{
+	size_t mask = cap - 1, i = hash_ptr(ptr) & mask;
+
+	while (ps[i].ptr)
+		i = (i + 1) & mask;
+	ps[i].ptr = ptr;
+	ps[i].seq = seq;
+}
+
+static int pinsert(struct hs_profile *p, uint64_t ptr, uint64_t seq)
+{
+	if (!p->pslots || (p->pused + 1) * 4 > p->pcap * 3) {
+		size_t ncap = p->pslots ? p->pcap * 2 : 1024;
+		struct pslot *ns = calloc(ncap, sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; p->pslots && i < p->pcap; i++)
+			if (p->pslots[i].ptr)
+				pput(ns, ncap, p->pslots[i].ptr,
+				     p->pslots[i].seq);
+		free(p->pslots);
+		p->pslots = ns;
+		p->pcap = ncap;
+	}
+	pput(p->pslots, p->pcap, ptr, seq);
+	p->pused++;
+	return 0;
+}
+
+static void perase(struct hs_profile *p, struct pslot *victim)
+{
+	size_t mask = p->pcap - 1;
+	size_t hole = (size_t)(victim - p->pslots);
+
+	for (size_t j = (hole + 1) & mask; p->pslots[j].ptr;
+	     j = (j + 1) & mask) {
+		size_t home = hash_ptr(p->pslots[j].ptr) & mask;
+
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			p->pslots[hole] = p->pslots[j];
+			hole = j;
+		}
+	}
+	p->pslots[hole].ptr = 0;
+	p->pslots[hole].seq = 0;
+	p->pused--;
+}
+
+int hs_profile__alloc_ptr(struct hs_profile *p, struct hs_sample *s)
+{
+	uint64_t seq;
+	int err;
+
+	if (!(s->flags & HS_SAMPLE_COMPAT) || !s->ptr ||
+	    s->depth > HEAPSCOPE_MAX_FRAMES)
+		return -EINVAL;
+	if (plookup(p, s->ptr))
+		return -EEXIST;
+	seq = COMPAT_SEQ_BASE + ++p->next_compat;
+	s->seq = seq;
+	err = pinsert(p, s->ptr, seq);
+	if (err)
+		return err;
+	err = hs_profile__alloc(p, s);
+	if (err) {
+		perase(p, plookup(p, s->ptr));
+		return err < 0 ? err : -EEXIST;
+	}
+	return 0;
+}
+
+uint64_t hs_profile__ptr_seq(const struct hs_profile *p, uint64_t ptr)
+{
+	const struct pslot *ps = ptr ? plookup(p, ptr) : NULL;
+
+	return ps ? ps->seq : 0;
+}
+
 int hs_profile__free_seq(struct hs_profile *p, uint64_t alloc_seq)
 {
 	struct slot *sl;
@@ -184,6 +302,12 @@ int hs_profile__free_seq(struct hs_profile *p, uint64_t alloc_seq)
 	if (sl) {
 		if (!sl->s)
 			return 1; /* second free of the same record: ignore */
+		if (sl->s->flags & HS_SAMPLE_COMPAT) {
+			struct pslot *ps = plookup(p, sl->s->ptr);
+
+			if (ps && ps->seq == alloc_seq)
+				perase(p, ps);
+		}
 		free(sl->s);
 		erase(p, sl);
 		p->live--;
@@ -241,6 +365,16 @@ double hs_sample_estimate(const struct hs_sample *s, enum hs_value v)
 {
 	/* DESIGN.md section 1: W counts units of (r + 1). */
 	double per = (double)s->weight / ((double)s->requested + 1.0);
+
+	/* Compatible probes: the weight is the estimated bytes itself
+	 * (abi.h); objects = weight / size. */
+	if (s->flags & HS_SAMPLE_COMPAT) {
+		if (v == HS_VALUE_OBJECTS)
+			return s->requested ? (double)s->weight /
+						      (double)s->requested :
+					      0.0;
+		return (double)s->weight;
+	}
 
 	switch (v) {
 	case HS_VALUE_REQUESTED:

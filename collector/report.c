@@ -24,6 +24,35 @@ int hs_parse_format(const char *s, enum hs_format *out)
 	return 0;
 }
 
+int hs_parse_provider(const char *s, enum hs_provider *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = HS_PROVIDER_AUTO;
+	else if (!strcmp(s, HEAPSCOPE_PROVIDER))
+		*out = HS_PROVIDER_HEAPSCOPE;
+	else if (!strcmp(s, HEAPSCOPE_COMPAT_OTEL) || !strcmp(s, "otel"))
+		*out = HS_PROVIDER_OTEL;
+	else if (!strcmp(s, HEAPSCOPE_COMPAT_DDHEAP))
+		*out = HS_PROVIDER_DDHEAP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *hs_provider_name(enum hs_provider p)
+{
+	switch (p) {
+	case HS_PROVIDER_HEAPSCOPE:
+		return HEAPSCOPE_PROVIDER;
+	case HS_PROVIDER_OTEL:
+		return HEAPSCOPE_COMPAT_OTEL;
+	case HS_PROVIDER_DDHEAP:
+		return HEAPSCOPE_COMPAT_DDHEAP;
+	default:
+		return "auto";
+	}
+}
+
 int hs_report__write(const char *path, enum hs_format fmt, enum hs_value v,
 		     const struct hs_stack_agg *aggs, size_t naggs,
 		     const struct hs_folded_line *lines, size_t nlines,
@@ -74,12 +103,30 @@ int hs_report__comments(char out[][160], size_t max,
 		 (unsigned long long)st->lost_ringbuf,
 		 (unsigned long long)st->seq_lost,
 		 (unsigned long long)st->lost_stack);
-	snprintf(out[n++], 160,
-		 "heapscope: sampling period %lld bytes; sampling cost in the "
-		 "target: %llu bytes of pages held by sampled objects, %llu "
-		 "registry records",
-		 (long long)st->period, (unsigned long long)st->sampled_bytes,
-		 (unsigned long long)st->records);
+	if (st->provider == HS_PROVIDER_OTEL ||
+	    st->provider == HS_PROVIDER_DDHEAP) {
+		/* No registry behind these probes: say what is missing. */
+		snprintf(out[n++], 160,
+			 "heapscope: %s probes, no registry: only allocations "
+			 "sampled after the attach are here; %llu frees of "
+			 "earlier ones ignored",
+			 hs_provider_name(st->provider),
+			 (unsigned long long)st->compat_unmatched);
+		if (st->compat_no_free && max >= 4)
+			snprintf(out[n++], 160,
+				 "heapscope: the object has no %s:free probe: "
+				 "every allocation since the attach counts as "
+				 "live",
+				 hs_provider_name(st->provider));
+	} else {
+		snprintf(out[n++], 160,
+			 "heapscope: sampling period %lld bytes; sampling cost "
+			 "in the target: %llu bytes of pages held by sampled "
+			 "objects, %llu registry records",
+			 (long long)st->period,
+			 (unsigned long long)st->sampled_bytes,
+			 (unsigned long long)st->records);
+	}
 	snprintf(out[n++], 160, "heapscope: pid %d (nspid %d) %s", st->pid,
 		 st->nspid, st->binary ? st->binary : "");
 	return (int)n;
