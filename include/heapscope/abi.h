@@ -46,6 +46,49 @@
  *     Sequence numbers start at 1 and increase by 1 for every sample_alloc
  *     and sample_free of the process, so a gap means a lost event.
  *
+ *     Compatible probes.  Besides its own, the library fires the probe pair
+ *     of two other heap-sampling designs, so that their collectors read
+ *     heapscope's samples (and heapscope's collector reads other
+ *     allocators that fire them, `heapscope record --provider`):
+ *
+ *       otel_memory:alloc(ptr, size, weight)   otel_memory:free(ptr)
+ *       ddheap:alloc(ptr, size, weight)        ddheap:free(ptr)
+ *
+ *        ptr     the user-visible pointer (u64)
+ *        size    bytes the caller requested, r (u64)
+ *        weight  the sample's unbiased weight in bytes: the value a
+ *                collector adds to alloc_space / inuse_space for it (u64).
+ *                heapscope fires round(r * W / (r + 1)), the estimated
+ *                requested bytes this sample stands for (W as in
+ *                sample_alloc); estimated objects = weight / r.
+ *        free    fires only for sampled pointers, before the memory can be
+ *                reused (as sample_free).
+ *
+ *     Each probe has its own semaphore (symbols otel_memory_alloc_semaphore,
+ *     otel_memory_free_semaphore, ddheap_alloc_semaphore,
+ *     ddheap_free_semaphore; the note carries its address).  The arguments
+ *     are in the first three argument registers of the platform's calling
+ *     convention (x86-64: rdi, rsi, rdx; arm64: x0, x1, x2) at the probe
+ *     site, and the notes describe them so ("8@%rdi 8@%rsi 8@%rdx").
+ *
+ *     Sources (read 2026): OpenTelemetry eBPF profiler, design doc
+ *     design-docs/00003-memory-profiling/README.md ("USDT contract":
+ *     otel_memory:alloc(user, size, w), user = user-visible pointer, size =
+ *     bytes, w = unbiased weight = nsamples * sampling_interval, used
+ *     directly as alloc_space; otel_memory:free(ptr) for previously sampled
+ *     pointers; no version field, a changed signature would get _v2 names);
+ *     its probe (probes/heap, support/ebpf heap programs) attaches with the
+ *     note's semaphore offset but reads the arguments from di/si/dx
+ *     (regs[0..2] on arm64), "per-arg location descriptors ... follow-up
+ *     work" - hence the pinned registers.  DataDog libdatadog,
+ *     libdd-profiling-heap-sampler (README, include/datadog/heap/probes.h,
+ *     src/probes.c): ddheap:alloc(void *user, uint64_t size, uint64_t
+ *     weight), size = the application-requested bytes, weight =
+ *     nsamples * interval; ddheap:free(void *ptr), only with live-heap
+ *     tracking; alloc has a semaphore, free has none there.  Neither
+ *     design states whether size is requested or usable bytes beyond
+ *     DataDog's "user_size"; heapscope follows DataDog (requested).
+ *
  *  2. The registry of live sampled allocations: struct heapscope_registry,
  *     reachable through the exported symbol `heapscope_registry`, so a
  *     collector that attaches late can read the live set with
@@ -61,6 +104,9 @@
 #include <stdint.h>
 
 #define HEAPSCOPE_PROVIDER "heapscope"
+/* Providers of the compatible probes (see above). */
+#define HEAPSCOPE_COMPAT_OTEL "otel_memory"
+#define HEAPSCOPE_COMPAT_DDHEAP "ddheap"
 #define HEAPSCOPE_MAX_FRAMES 64
 
 /* "HSREGIS1" little endian */
