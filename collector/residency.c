@@ -2,14 +2,25 @@
 /*
  * residency.c - what the kernel did with each live sampled allocation:
  * /proc/PID/pagemap for the OS pages under the object (present, swapped,
- * PFN, exclusively mapped) and /proc/kpageflags for the present PFNs
- * (THP / compound, huge, dirty, referenced, active, zero page, KSM).
+ * PFN, exclusively mapped) and /proc/kpageflags for present PFNs
+ * (THP / compound, huge, zero page; dirty, referenced, active, KSM).
  *
  * Reads are batched: the samples are sorted by address and the pagemap
  * entries of nearby samples (gaps up to MERGE_GAP pages) are read with one
- * pread; the present PFNs are sorted and read from kpageflags the same way.
- * Sampled allocations own their pages (allocator/sampled.c), so what is
- * measured here is the sampled object alone, never a neighbour.
+ * pread; the PFNs whose flags are wanted are sorted and read from
+ * kpageflags the same way (gaps up to flags_gap PFNs).  Sampled
+ * allocations own their pages (allocator/sampled.c), so what is measured
+ * here is the sampled object alone, never a neighbour.
+ *
+ * kpageflags is the expensive part: PFNs of 4 KiB pages are scattered over
+ * physical memory (shuffled page allocator), so it costs about one pread
+ * (1.5-4 us) per sampled page cluster.  By default (HS_KPF_SHAPE,
+ * residency.h) only the pages whose flags can change a profile value are
+ * read: pages that are not exclusively mapped (the zero page, KSM, shared
+ * pages) and pages whose aligned PFN block of 4 (2 for file pages) is
+ * mapped in order around them (every page of a mapped large folio: THP,
+ * mTHP, hugetlb).  An exclusively mapped page without such a block is a
+ * small page of its own: not zero, not huge, not compound.
  *
  * PFNs need CAP_SYS_ADMIN: without it the kernel reports PFN 0 and the
  * kpageflags part (huge, zero, dirty, ...) is left unknown (flags_known
@@ -23,13 +34,20 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "heapscope.h"
+#include "residency.h"
 
 #define OS_PAGE_SHIFT 12
 #define MERGE_GAP 64		    /* pages of pagemap read in vain at most */
 #define FLAGS_GAP 64		    /* PFNs of kpageflags read in vain at most */
+#define FLAGS_GAP_MAX 65536
 #define MAX_SAMPLE_PAGES (1u << 22) /* 16 GiB: larger is not a sample */
+#define MAX_RUN_PAGES (1u << 16)    /* merged pagemap run (512 KiB buffer) */
 #define USER_TOP (1ull << 47)
+/* Large folios are naturally aligned in PFN space: anonymous ones have
+ * order >= 2 (THP_ORDERS_ALL_ANON), file / shmem ones order >= 1. */
+#define ANON_BLOCK 4
+#define FILE_BLOCK 2
+#define EDGE (ANON_BLOCK - 1) /* pagemap entries read around each run */
 
 /* /proc/PID/pagemap (Documentation/admin-guide/mm/pagemap.rst) */
 #define PM_PFN_MASK ((1ull << 55) - 1)
@@ -52,7 +70,8 @@
 struct range {
 	uint64_t first; /* OS page number */
 	uint32_t npages;
-	uint32_t idx; /* into the samples array */
+	uint32_t idx;	/* into the samples array */
+	uint32_t nopfn; /* present pages without a PFN (no CAP_SYS_ADMIN) */
 };
 
 struct pfn_ref {
@@ -64,7 +83,9 @@ struct hs_residency {
 	pid_t pid;
 	int pagemap_fd;
 	int kpageflags_fd; /* -1 when not readable */
-	bool read_flags;   /* read kpageflags (default true) */
+	enum hs_kpf_mode mode; /* which kpageflags entries (default SHAPE) */
+	uint32_t flags_gap;    /* kpageflags merge gap, PFNs */
+	struct hs_residency_stats st;
 	uint64_t zero_pfn; /* PFN of the shared zero page, 0 = unknown */
 	uint64_t *pm;	   /* pagemap buffer */
 	size_t pm_cap;	   /* entries */
@@ -110,7 +131,23 @@ static uint64_t find_zero_pfn(int kpageflags_fd)
 
 void hs_residency__set_kpageflags(struct hs_residency *r, bool on)
 {
-	r->read_flags = on;
+	r->mode = on ? HS_KPF_ALL : HS_KPF_NONE;
+}
+
+void hs_residency__set_flags(struct hs_residency *r, enum hs_kpf_mode m)
+{
+	r->mode = m == HS_KPF_ALL || m == HS_KPF_SHAPE ? m : HS_KPF_NONE;
+}
+
+void hs_residency__set_flags_gap(struct hs_residency *r, uint32_t gap)
+{
+	r->flags_gap = gap > FLAGS_GAP_MAX ? FLAGS_GAP_MAX : gap;
+}
+
+void hs_residency__stats(const struct hs_residency *r,
+			 struct hs_residency_stats *st)
+{
+	*st = r->st;
 }
 
 int hs_residency__open(struct hs_residency **out, pid_t pid)
@@ -131,7 +168,8 @@ int hs_residency__open(struct hs_residency **out, pid_t pid)
 		return err;
 	}
 	r->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	r->read_flags = true;
+	r->mode = HS_KPF_SHAPE;
+	r->flags_gap = FLAGS_GAP;
 	r->zero_pfn = find_zero_pfn(r->kpageflags_fd);
 	*out = r;
 	return 0;
@@ -240,7 +278,8 @@ static void count_pagemap(struct hs_page_res *res, uint64_t e,
 	}
 }
 
-static void count_flags(struct hs_page_res *res, uint64_t f)
+static void count_flags(struct hs_page_res *res, uint64_t f,
+			enum hs_kpf_mode mode)
 {
 	/* pages whose PFN is the known zero PFN are not looked up here */
 	if (f & (1ull << KPF_ZERO_PAGE))
@@ -251,6 +290,8 @@ static void count_flags(struct hs_page_res *res, uint64_t f)
 		res->compound_head++;
 	if (f & (1ull << KPF_COMPOUND_TAIL))
 		res->compound_tail++;
+	if (mode != HS_KPF_ALL)
+		return; /* SHAPE reads a subset: no partial counts */
 	if (f & (1ull << KPF_DIRTY))
 		res->dirty++;
 	if (f & (1ull << KPF_REFERENCED))
@@ -261,47 +302,110 @@ static void count_flags(struct hs_page_res *res, uint64_t f)
 		res->ksm++;
 }
 
+/*
+ * Could pm[i] (present, PFN pfn) belong to a large folio?  Folios are
+ * naturally aligned in PFN space and a mapped folio's pages are mapped in
+ * order, so the aligned block of `block` PFNs around pfn is then mapped at
+ * the `block` pages around i.  pm[lo, hi) are the entries read.
+ */
+static bool in_mapped_block(const uint64_t *pm, size_t lo, size_t hi,
+			    size_t i, uint64_t pfn, unsigned block)
+{
+	size_t off = (size_t)(pfn & (block - 1)), start;
+
+	if (i - lo < off)
+		return false;
+	start = i - off;
+	if (hi - start < block)
+		return false;
+	for (unsigned k = 0; k < block; k++) {
+		uint64_t e = pm[start + k];
+
+		if (!(e & PM_PRESENT) || (e & PM_PFN_MASK) != pfn - off + k)
+			return false;
+	}
+	return true;
+}
+
+/* Is the kpageflags entry of this present page (PFN pfn != 0) wanted? */
+static bool want_flags(const struct hs_residency *r, const uint64_t *pm,
+		       size_t lo, size_t hi, size_t i, uint64_t pfn)
+{
+	uint64_t e = pm[i];
+
+	if (r->mode == HS_KPF_ALL)
+		return true;
+	/* SHAPE: the zero page (when its PFN is unknown), KSM and shared
+	 * pages are never exclusive; large folios show as mapped blocks. */
+	if (!(e & PM_EXCLUSIVE))
+		return true;
+	return in_mapped_block(pm, lo, hi, i, pfn,
+			       (e & PM_FILE) ? FILE_BLOCK : ANON_BLOCK);
+}
+
 static int scan_pagemap(struct hs_residency *r, struct hs_sample *const *ss,
 			size_t nr, size_t *npfns)
 {
+	const uint64_t vtop = USER_TOP >> OS_PAGE_SHIFT;
+	bool flags = r->mode != HS_KPF_NONE && r->kpageflags_fd >= 0;
 	size_t i = 0;
 	int err;
 
 	*npfns = 0;
 	while (i < nr) {
 		uint64_t run_first = r->ranges[i].first,
-			 run_end = run_first + r->ranges[i].npages;
+			 run_end = run_first + r->ranges[i].npages, rd_first,
+			 rd_end;
 		size_t j = i + 1;
 
 		/* Extend the run over samples that start within MERGE_GAP
-		 * pages of its end (they may overlap: a broken target). */
+		 * pages of its end (they may overlap: a broken target), up to
+		 * MAX_RUN_PAGES (a single sample may be larger). */
 		while (j < nr && r->ranges[j].first <= run_end + MERGE_GAP) {
 			uint64_t e = r->ranges[j].first + r->ranges[j].npages;
 
-			if (e > run_end)
+			if (e > run_end) {
+				if (e - run_first > MAX_RUN_PAGES)
+					break;
 				run_end = e;
+			}
 			j++;
 		}
-		err = reserve((void **)&r->pm, &r->pm_cap, run_end - run_first,
+		/* EDGE pages either side: a page's aligned PFN block may
+		 * reach outside its sample (sample_pages keeps both ends
+		 * below USER_TOP). */
+		rd_first = run_first >= EDGE ? run_first - EDGE : 0;
+		rd_end = run_end + EDGE <= vtop ? run_end + EDGE : vtop;
+		err = reserve((void **)&r->pm, &r->pm_cap, rd_end - rd_first,
 			      sizeof(*r->pm));
 		if (err)
 			return err;
-		err = read_entries(r->pagemap_fd, run_first,
-				   run_end - run_first, r->pm);
+		err = read_entries(r->pagemap_fd, rd_first, rd_end - rd_first,
+				   r->pm);
 		if (err)
 			return err;
+		r->st.pagemap_reads++;
+		r->st.pagemap_entries += rd_end - rd_first;
 		for (size_t k = i; k < j; k++) {
-			const struct range *rg = &r->ranges[k];
+			struct range *rg = &r->ranges[k];
 			struct hs_page_res *res = &ss[rg->idx]->res;
-			const uint64_t *e = r->pm + (rg->first - run_first);
+			size_t base = (size_t)(rg->first - rd_first);
 
 			for (uint32_t p = 0; p < rg->npages; p++) {
-				uint64_t pfn = e[p] & PM_PFN_MASK;
+				uint64_t e = r->pm[base + p],
+					 pfn = e & PM_PFN_MASK;
 
-				count_pagemap(res, e[p], r->zero_pfn);
-				if (!(e[p] & PM_PRESENT) || !pfn ||
-				    pfn == r->zero_pfn || !r->read_flags ||
-				    r->kpageflags_fd < 0)
+				count_pagemap(res, e, r->zero_pfn);
+				if (!(e & PM_PRESENT))
+					continue;
+				if (!pfn) {
+					rg->nopfn++;
+					continue;
+				}
+				if (!flags || pfn == r->zero_pfn ||
+				    !want_flags(r, r->pm, 0,
+						(size_t)(rd_end - rd_first),
+						base + p, pfn))
 					continue;
 				err = reserve((void **)&r->pfns, &r->pfns_cap,
 					      *npfns + 1, sizeof(*r->pfns));
@@ -323,11 +427,12 @@ static int scan_kpageflags(struct hs_residency *r, struct hs_sample *const *ss,
 	int err;
 
 	qsort(r->pfns, npfns, sizeof(*r->pfns), cmp_pfn);
+	r->st.kpf_pages = npfns;
 	while (i < npfns) {
 		uint64_t first = r->pfns[i].pfn, last = first;
 		size_t j = i + 1;
 
-		while (j < npfns && r->pfns[j].pfn <= last + FLAGS_GAP)
+		while (j < npfns && r->pfns[j].pfn - last <= r->flags_gap)
 			last = r->pfns[j++].pfn;
 		err = reserve((void **)&r->kf, &r->kf_cap, last - first + 1,
 			      sizeof(*r->kf));
@@ -337,9 +442,11 @@ static int scan_kpageflags(struct hs_residency *r, struct hs_sample *const *ss,
 				   r->kf);
 		if (err)
 			return err;
+		r->st.kpf_reads++;
+		r->st.kpf_entries += last - first + 1;
 		for (size_t k = i; k < j; k++)
 			count_flags(&ss[r->pfns[k].idx]->res,
-				    r->kf[r->pfns[k].pfn - first]);
+				    r->kf[r->pfns[k].pfn - first], r->mode);
 		i = j;
 	}
 	return 0;
@@ -349,9 +456,9 @@ int hs_residency__scan(struct hs_residency *r, struct hs_sample *const *ss,
 		       size_t n)
 {
 	size_t nr = 0, npfns = 0;
-	bool pfns_seen = false;
 	int err;
 
+	memset(&r->st, 0, sizeof(r->st));
 	if (n > UINT32_MAX)
 		return -EINVAL;
 	err = reserve((void **)&r->ranges, &r->ranges_cap, n ? n : 1,
@@ -365,6 +472,7 @@ int hs_residency__scan(struct hs_residency *r, struct hs_sample *const *ss,
 		if (!sample_pages(ss[i], &rg->first, &rg->npages))
 			continue; /* res.valid stays 0 */
 		rg->idx = (uint32_t)i;
+		rg->nopfn = 0;
 		ss[i]->res.pages = rg->npages;
 		nr++;
 	}
@@ -376,14 +484,15 @@ int hs_residency__scan(struct hs_residency *r, struct hs_sample *const *ss,
 		err = scan_kpageflags(r, ss, npfns);
 		if (err)
 			return err;
-		pfns_seen = true;
 	}
 	for (size_t i = 0; i < nr; i++) {
 		struct hs_page_res *res = &ss[r->ranges[i].idx]->res;
 
 		res->valid = 1;
 		/* Present pages without a PFN: no CAP_SYS_ADMIN. */
-		res->flags_known = (pfns_seen || !res->present) && r->read_flags;
+		if (r->mode != HS_KPF_NONE && r->kpageflags_fd >= 0 &&
+		    !r->ranges[i].nopfn)
+			res->flags_known = (uint8_t)r->mode;
 	}
 	return 0;
 }
