@@ -359,7 +359,9 @@ void hs_page_heap_free(hs_span_t *s)
 {
 	pthread_mutex_lock(&heap_lock);
 	s->freelist = NULL;
-	s->carve = s->carve_end = NULL;
+	s->carve = NULL;
+	s->carve_left = 0;
+	s->shard = 0;
 	s->allocated = 0;
 	s->in_list = 0;
 	free_locked(s, HS_SPAN_FREE);

@@ -13,6 +13,9 @@
 
 #define META_CHUNK ((size_t)2 << 20)
 
+/* one cache line per span (metadata is handed out 64-byte aligned) */
+_Static_assert(sizeof(hs_span_t) <= 64, "hs_span_t grew past a cache line");
+
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *meta_cur, *meta_end;
 static hs_span_t *span_free;

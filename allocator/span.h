@@ -25,7 +25,7 @@ typedef struct hs_span {
 	/* small-object spans (size_class != 0), guarded by the class lock */
 	void *freelist;	    /* freed objects of this span */
 	char *carve;	    /* next never-used object */
-	char *carve_end;    /* end of the carvable area */
+	uint32_t carve_left; /* never-used objects left after carve */
 	union {
 		uint32_t allocated; /* small IN_USE: objects out of the span */
 		uint32_t free_seq;  /* FREE: page heap free sequence number,
@@ -35,6 +35,7 @@ typedef struct hs_span {
 	uint8_t location;   /* enum hs_span_location */
 	uint8_t in_list;    /* on the central nonempty list */
 	uint8_t zeroed;	    /* large: all bytes known zero at alloc */
+	uint8_t shard;	    /* small: central list shard the span is on */
 } hs_span_t;
 
 static inline void *hs_span_addr(const hs_span_t *s)

@@ -40,6 +40,7 @@ bool hs_tc_activate(hs_tcache_t *tc)
 		return false;
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
 		tc->lists[c].max_length = hs_classes[c].max_cached;
+	tc->shard = hs_central_shard_get();
 	tc->state = HS_TC_ACTIVE;
 	/* may calloc (keys >= 32): tc is consistent by now, no lock held */
 	hs_tc_register_exit(tc);
@@ -57,7 +58,7 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 	}
 	int want = tc->state == HS_TC_ACTIVE ? hs_classes[cls].batch : 1;
 	void *chain;
-	int got = hs_central_remove_range(cls, &chain, want);
+	int got = hs_central_remove_range(cls, tc->shard, &chain, want);
 	if (got == 0)
 		return NULL;
 	void *p = chain;
@@ -76,8 +77,16 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls)
 {
 	hs_tc_list_t *l = &tc->lists[cls];
-	if (tc->state == HS_TC_EMPTY)
+	if (tc->state == HS_TC_EMPTY) {
+		/* The thread's first call is a free: of an object another
+		 * thread allocated, handed over.  Not cached: the thread's
+		 * first malloc of that class would get it back and write to
+		 * a cache line the other thread's neighbouring objects live
+		 * on (false_sharing's passive phase, Hoard's cache-scratch). */
 		hs_tc_activate(tc);
+		release_n(l, cls, l->length);
+		return;
+	}
 	if (tc->state != HS_TC_ACTIVE) {
 		release_n(l, cls, l->length);
 		return;
@@ -98,6 +107,8 @@ void hs_tc_flush_current(void)
 void hs_tc_thread_exit(void *arg)
 {
 	hs_tcache_t *tc = arg;
+	if (tc->state == HS_TC_ACTIVE)
+		hs_central_shard_put(tc->shard);
 	tc->state = HS_TC_DEAD;
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
 		tc->lists[c].max_length = 0;

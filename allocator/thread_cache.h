@@ -33,6 +33,7 @@ typedef struct hs_tcache {
 	hs_sampler_t sampler;		    /* owned by the sampling side */
 	hs_tc_list_t lists[HS_NUM_CLASSES]; /* [0] stays empty */
 	uint32_t state;			    /* enum hs_tc_state */
+	uint32_t shard;			    /* central list shard (refills) */
 } hs_tcache_t;
 
 extern HS_TLS hs_tcache_t hs_tc;
