@@ -63,3 +63,14 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   add_test(NAME profiles_window_units COMMAND test_window)
   set_tests_properties(profiles_window_units PROPERTIES LABELS "profiles;unit")
 endif()
+
+# Residency scan against page-by-page pagemap + kpageflags reads: small
+# pages, PMD- and PTE-mapped THP, pages shared with a child; both the
+# default (shape) and the all-flags kpageflags modes.
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_executable(test_residency ${CMAKE_CURRENT_SOURCE_DIR}/test_residency.c)
+  target_link_libraries(test_residency PRIVATE hs_collector_core)
+  add_test(NAME profiles_residency COMMAND test_residency)
+  set_tests_properties(profiles_residency PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "profiles;root")
+endif()
