@@ -18,14 +18,11 @@
  * a process's aggregated stacks; symbolizing them happens outside it,
  * under the process's own symbol lock (proctable.c).
  *
- * main reads as phases: parse, check, open, load, attach, scan, serve,
- * loop, clean up.
+ * hs_daemon_main reads as phases: parse (daemon_options.c), check, open,
+ * load, attach, scan, serve, loop, clean up.  Signals and SIGHUP dumps:
+ * daemon_signals.c.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -40,51 +37,7 @@
 #include "heapscope_event.h"
 #include "daemon.h"
 
-static volatile sig_atomic_t exiting, dump_requested;
-
 #define RESCAN_MS 10000 /* /proc rescan for copies not attached yet */
-
-static const char usage[] =
-	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT]\n"
-	"                        [--allow-remote] [--no-copies] [--dump-dir DIR]\n"
-	"                        [-v]\n"
-	"\n"
-	"Profile the heap of every process that uses libheapscope (or any\n"
-	"object given with --lib), including processes started later and\n"
-	"processes in containers, and serve the profiles over HTTP.\n"
-	"\n"
-	"  --lib PATH          object with the heapscope probes: the shared\n"
-	"                      library, or a binary linking it statically\n"
-	"                      (repeatable; default: the first\n"
-	"                      libheapscope.so found in /usr/local/lib,\n"
-	"                      /usr/lib/x86_64-linux-gnu, /usr/lib, /lib)\n"
-	"  --listen ADDR:PORT  HTTP address (default 127.0.0.1:6060; IPv6 as\n"
-	"                      [::1]:PORT)\n"
-	"  --allow-remote      permit a non-loopback --listen address; the\n"
-	"                      endpoints have NO authentication: anyone who\n"
-	"                      can connect reads every profiled process's\n"
-	"                      call stacks and binary paths\n"
-	"  --no-copies         follow only processes that map the --lib files\n"
-	"                      themselves, not other copies with the same\n"
-	"                      name (by default a container's own copy is\n"
-	"                      found in /proc/PID/maps and attached too)\n"
-	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
-	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
-	"  -v, --verbose       libbpf and per-process messages on stderr\n"
-	"  -h, --help          this text\n"
-	"\n"
-	"Endpoints:\n"
-	"  /debug/pprof/heap?pid=N[&format=folded|text]   live heap (pprof)\n"
-	"      (comm=NAME instead of pid=N: the one process named NAME)\n"
-	"  /debug/pprof/allocs?pid=N&seconds=S            allocs in a window\n"
-	"  /processes                                     JSON list\n"
-	"  /metrics                                       Prometheus text\n"
-	"\n"
-	"Examples:\n"
-	"  heapscope daemon --lib /usr/local/lib/libheapscope.so\n"
-	"  go tool pprof -top "
-	"'http://127.0.0.1:6060/debug/pprof/heap?pid=1234'\n"
-	"  kill -HUP $(pidof heapscope)   # with --dump-dir\n";
 
 static bool verbose;
 
@@ -95,213 +48,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return verbose ? vfprintf(stderr, fmt, args) : 0;
 }
 
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		dump_requested = 1;
-	else
-		exiting = 1;
-}
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ------------------------------------------------------------ options */
-
-static int parse_listen(struct hs_daemon *d, const char *s)
-{
-	char host[64];
-	const char *colon;
-	char *end;
-	long port;
-
-	if (!s || strlen(s) >= sizeof(d->listen_text))
-		return -EINVAL;
-	snprintf(d->listen_text, sizeof(d->listen_text), "%s", s);
-	colon = strrchr(s, ':');
-	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
-		return -EINVAL;
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (errno || *end || port < 0 || port > 65535)
-		return -EINVAL;
-	memcpy(host, s, colon - s);
-	host[colon - s] = '\0';
-	memset(&d->listen_addr, 0, sizeof(d->listen_addr));
-	if (host[0] == '[') {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&d->listen_addr;
-		size_t hl = strlen(host);
-
-		if (hl < 3 || host[hl - 1] != ']')
-			return -EINVAL;
-		host[hl - 1] = '\0';
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-			return -EINVAL;
-		d->listen_len = sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&d->listen_addr;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons((uint16_t)port);
-		if (!strcmp(host, "localhost"))
-			strcpy(host, "127.0.0.1");
-		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			return -EINVAL;
-		d->listen_len = sizeof(*a);
-	}
-	return 0;
-}
-
-static bool listen_is_loopback(const struct hs_daemon *d)
-{
-	if (d->listen_addr.ss_family == AF_INET) {
-		const struct sockaddr_in *a =
-			(const struct sockaddr_in *)&d->listen_addr;
-
-		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
-	}
-	return IN6_IS_ADDR_LOOPBACK(
-		&((const struct sockaddr_in6 *)&d->listen_addr)->sin6_addr);
-}
-
-static const char *default_lib(void)
-{
-	static const char *const dirs[] = {"/usr/local/lib",
-					   "/usr/lib/x86_64-linux-gnu",
-					   "/usr/lib", "/lib"};
-	static char found[PATH_MAX];
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(found, sizeof(found), "%s/libheapscope.so", dirs[i]);
-		if (!access(found, R_OK))
-			return found;
-	}
-	return NULL;
-}
-
-static int parse_args(int argc, char **argv, struct hs_daemon *d)
-{
-	enum { OPT_LIB = 256, OPT_LISTEN, OPT_REMOTE, OPT_DUMP, OPT_NOCOPIES };
-	static const struct option longopts[] = {
-		{"lib", required_argument, NULL, OPT_LIB},
-		{"listen", required_argument, NULL, OPT_LISTEN},
-		{"allow-remote", no_argument, NULL, OPT_REMOTE},
-		{"dump-dir", required_argument, NULL, OPT_DUMP},
-		{"no-copies", no_argument, NULL, OPT_NOCOPIES},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	bool listen_set = false;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_LIB:
-			if (d->nlibs == HS_DAEMON_MAX_LIBS) {
-				fprintf(stderr, "heapscope daemon: at most %d "
-						"--lib\n",
-					HS_DAEMON_MAX_LIBS);
-				return -EINVAL;
-			}
-			d->libs[d->nlibs++] = optarg;
-			break;
-		case OPT_LISTEN:
-			if (parse_listen(d, optarg)) {
-				fprintf(stderr,
-					"heapscope daemon: invalid --listen "
-					"'%s' (ADDR:PORT, e.g. "
-					"127.0.0.1:6060 or [::1]:6060)\n",
-					optarg);
-				return -EINVAL;
-			}
-			listen_set = true;
-			break;
-		case OPT_REMOTE:
-			d->allow_remote = true;
-			break;
-		case OPT_NOCOPIES:
-			d->no_copies = true;
-			break;
-		case OPT_DUMP:
-			d->dump_dir = optarg;
-			break;
-		case 'v':
-			d->verbose = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 1;
-		default:
-			fputs("(try 'heapscope daemon --help')\n", stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "heapscope daemon: unexpected argument '%s'\n",
-			argv[optind]);
-		return -EINVAL;
-	}
-	if (!listen_set)
-		parse_listen(d, "127.0.0.1:6060");
-	if (!listen_is_loopback(d) && !d->allow_remote) {
-		fprintf(stderr,
-			"heapscope daemon: --listen %s is not a loopback "
-			"address; the endpoints have no authentication, so "
-			"this needs --allow-remote (see docs/collector.md, "
-			"Security)\n",
-			d->listen_text);
-		return -EINVAL;
-	}
-	if (!d->nlibs) {
-		const char *lib = default_lib();
-
-		if (!lib) {
-			fprintf(stderr,
-				"heapscope daemon: no libheapscope.so in the "
-				"standard library directories; pass --lib "
-				"PATH\n");
-			return -EINVAL;
-		}
-		d->libs[d->nlibs++] = lib;
-	}
-	for (size_t i = 0; i < d->nlibs; i++) {
-		if (access(d->libs[i], R_OK)) {
-			fprintf(stderr, "heapscope daemon: cannot read --lib "
-					"%s: %s\n",
-				d->libs[i], strerror(errno));
-			return -ENOENT;
-		}
-	}
-	if (d->dump_dir) {
-		struct stat st;
-
-		if (stat(d->dump_dir, &st) || !S_ISDIR(st.st_mode) ||
-		    access(d->dump_dir, W_OK)) {
-			fprintf(stderr,
-				"heapscope daemon: --dump-dir %s is not a "
-				"writable directory\n",
-				d->dump_dir);
-			return -ENOTDIR;
-		}
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------------ events */
@@ -390,53 +142,6 @@ static void read_lost(struct hs_daemon *d, struct heapscope_bpf *skel)
 	free(vals);
 }
 
-/* ------------------------------------------------------------ dumps */
-
-/* SIGHUP: every process's heap profile to --dump-dir, atomically. */
-static void dump_all(struct hs_daemon *d)
-{
-	if (!d->dump_dir) {
-		fprintf(stderr, "heapscope daemon: SIGHUP ignored (no "
-				"--dump-dir)\n");
-		return;
-	}
-	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++) {
-		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
-			char path[PATH_MAX];
-			uint8_t *buf = NULL;
-			size_t len = 0;
-			int err;
-
-			if (p->gone)
-				continue;
-			snprintf(path, sizeof(path), "%s/heap-%d-%llu.pb.gz",
-				 d->dump_dir, p->pid,
-				 (unsigned long long)p->start_time);
-			struct hs_snapshot snap;
-
-			err = hs_daemon__snapshot(d, p, NULL, wall_ns(), &snap);
-			if (!err)
-				err = hs_daemon__render(&snap, HS_FORMAT_PPROF,
-							&buf, &len);
-			hs_daemon__release(d, &snap);
-			if (!err)
-				err = hs_write_file_atomic(path, buf, len);
-			free(buf);
-			if (err) {
-				d->dump_errors++;
-				fprintf(stderr,
-					"heapscope daemon: dump of pid %d to "
-					"%s failed: %s\n",
-					p->pid, path, strerror(-err));
-			} else {
-				d->dumps++;
-			}
-		}
-	}
-	fprintf(stderr, "heapscope daemon: dumped %zu processes to %s\n",
-		d->nprocs, d->dump_dir);
-}
-
 /* ------------------------------------------------------------ main */
 
 /*
@@ -506,7 +211,6 @@ static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel)
 int hs_daemon_main(int argc, char **argv)
 {
 	static struct hs_daemon d;
-	struct sigaction sa = {.sa_handler = on_signal};
 	struct heapscope_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	void *http = NULL;
@@ -514,11 +218,10 @@ int hs_daemon_main(int argc, char **argv)
 	int err, epfd;
 
 	/* Parse, check. */
-	err = parse_args(argc, argv, &d);
+	err = hs_daemon__parse_args(argc, argv, &d);
 	if (err)
 		return err > 0 ? 0 : 2;
 	verbose = d.verbose;
-	d.exiting = &exiting;
 	libbpf_set_print(libbpf_print);
 	if (geteuid() != 0) {
 		fprintf(stderr, "heapscope daemon: must run as root (BPF, "
@@ -527,11 +230,7 @@ int hs_daemon_main(int argc, char **argv)
 		return 1;
 	}
 	pthread_mutex_init(&d.lock, NULL);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	hs_daemon__signals(&d);
 
 	/* Open, load. */
 	skel = heapscope_bpf__open();
@@ -585,7 +284,7 @@ int hs_daemon_main(int argc, char **argv)
 
 	/* Loop: wait for events without the lock, consume with it. */
 	epfd = ring_buffer__epoll_fd(rb);
-	while (!exiting) {
+	while (!*d.exiting) {
 		struct epoll_event evs[1];
 		int n = epoll_wait(epfd, evs, 1, 200);
 
@@ -609,10 +308,9 @@ int hs_daemon_main(int argc, char **argv)
 			hs_daemon__scan(&d);
 			last_scan = mono_ms();
 		}
-		if (dump_requested) {
-			dump_requested = 0;
+		if (hs_daemon__dump_requested()) {
 			read_lost(&d, skel);
-			dump_all(&d);
+			hs_daemon__dump_all(&d);
 		}
 		pthread_mutex_unlock(&d.lock);
 	}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * daemon.h - `heapscope daemon`: the per-process table shared by the main
- * thread (ring buffer, sweeps, dumps; daemon.c) and libmicrohttpd's
- * connection threads (http.c).  Every field of struct hs_daemon and of
- * every struct hs_proc is protected by hs_daemon.lock.
+ * thread (ring buffer, sweeps: daemon.c; SIGHUP dumps: daemon_signals.c)
+ * and libmicrohttpd's connection threads (http.c, http_profiles.c,
+ * http_metrics.c).  Every field of struct hs_daemon and of every struct
+ * hs_proc is protected by hs_daemon.lock.
  */
 #ifndef HS_DAEMON_H
 #define HS_DAEMON_H
@@ -140,6 +141,25 @@ void hs_symref__check(struct hs_symref *r, const uint64_t *a, size_t n);
 /* daemon.c: attach the probes for every process to the object at path,
  * once per inode (a container's own copy included). */
 int hs_daemon__attach_object(struct hs_daemon *d, const char *path);
+
+/* daemon_options.c: the `daemon` command line (argv[0] is "daemon") into
+ * d, zeroed by the caller; checks --listen, --lib and --dump-dir.  Returns
+ * 0; 1 when the help was printed (exit 0); -EINVAL, -ENOENT or -ENOTDIR
+ * after a message on stderr.  Main thread, before any other starts. */
+int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d);
+
+/* daemon_signals.c: point d->exiting at the flag SIGINT/SIGTERM set, make
+ * SIGHUP request a dump, ignore SIGPIPE.  Main thread, before the HTTP
+ * server starts. */
+void hs_daemon__signals(struct hs_daemon *d);
+/* Has SIGHUP come since the last call?  Clears the request.  Main thread. */
+bool hs_daemon__dump_requested(void);
+/* Write every followed process's heap profile (pprof) to
+ * --dump-dir/heap-PID-STARTTIME.pb.gz, each atomically (temp file +
+ * rename); counts d->dumps / d->dump_errors, reports failures on stderr.
+ * Without --dump-dir only says that SIGHUP is ignored.  Under the daemon
+ * lock, main thread (symbolizes: slow). */
+void hs_daemon__dump_all(struct hs_daemon *d);
 
 /* symbolize.c: the cross-process symbol cache (by build id) counters. */
 void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries);

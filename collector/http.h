@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http.h - the daemon's HTTP server (http.c) and its endpoint handlers
+ * (http_profiles.c, http_metrics.c).  Handlers run in libmicrohttpd's
+ * connection threads, many at once: they take d->lock only to read or
+ * count shared state, never while they symbolize or encode.  Each returns
+ * what libmicrohttpd's access handler returns: MHD_YES once a response is
+ * queued, MHD_NO to drop the connection (no response could be made).
+ */
+#ifndef HS_HTTP_H
+#define HS_HTTP_H
+
+#include <microhttpd.h>
+
+#include "daemon.h"
+
+/* Queue a response with the given status and Content-Type.  body is
+ * copied (must_free false) or owned and freed with the response
+ * (must_free true; also freed when no response can be made). */
+enum MHD_Result hs_http__reply(struct MHD_Connection *c, unsigned status,
+			       const char *type, void *body, size_t len,
+			       bool must_free);
+/* Queue a text/plain error "msg\n" (truncated at 299 bytes) and count it
+ * in d->scrape_errors (takes d->lock). */
+enum MHD_Result hs_http__reply_error(struct hs_daemon *d,
+				     struct MHD_Connection *c, unsigned status,
+				     const char *msg);
+
+/* http_profiles.c: /debug/pprof/heap (live heap now) and
+ * /debug/pprof/allocs (sampled allocations during the next `seconds`,
+ * 1..300, default 10: blocks the connection thread that long) of the
+ * process named by ?pid= or ?comm=; pprof unless ?format=folded|text.
+ * Errors as HTTP status: 400, 404, 409, 410, 500, 503 (shutting down). */
+enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c);
+enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c);
+
+/* http_metrics.c: /processes (JSON array of the followed processes) and
+ * /metrics (Prometheus text; counters of the whole daemon and per
+ * process). */
+enum MHD_Result hs_http__processes(struct hs_daemon *d,
+				   struct MHD_Connection *c);
+enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c);
+
+#endif /* HS_HTTP_H */
