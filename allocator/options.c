@@ -36,6 +36,11 @@ static option_desc_t options[HS_OPT_COUNT] = {
 	 * free span at once */
 	[HS_OPT_RELEASE_RATE] = { 67108864, 67108864,
 				  "HEAPSCOPE_RELEASE_RATE", 0 },
+	/* bytes of freed sampled pages kept committed for the next samples
+	 * (as much as the page heap keeps); 0 = decommit at once, so a
+	 * sample's pages are resident only where its owner touched them */
+	[HS_OPT_SAMPLED_CACHE] = { 67108864, 67108864,
+				   "HEAPSCOPE_SAMPLED_CACHE", 0 },
 };
 
 /* String options: name only, the value is used as found in environ. */

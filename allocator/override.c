@@ -157,7 +157,7 @@ HS_EXPORT int malloc_trim(size_t pad)
 	if (!hs_initialised)
 		return 0;
 	hs_tc_flush_current();
-	return hs_page_heap_release(SIZE_MAX) > 0;
+	return (hs_page_heap_release(SIZE_MAX) + hs_sampled_trim()) > 0;
 }
 
 HS_EXPORT struct mallinfo2 mallinfo2(void)

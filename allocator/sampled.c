@@ -8,7 +8,8 @@
  * free recognises a sampled pointer with one compare (hs_is_sampled).
  * Every sampled allocation owns whole 8 KiB pages (sampled_pages.c) and
  * starts at its first page; small ones also hold a proxy object in the
- * normal heap until they are freed.
+ * normal heap until they are freed.  Freed pages stay committed in a
+ * bounded cache (sampled_pages.c) and are reused first.
  *
  * Locking: one mutex serialises the page runs, the registry writers and
  * the statistics.  Unwinding, proxies and the sample_alloc probe happen
@@ -88,6 +89,31 @@ static void account(const struct heapscope_record *rec, int sign)
 	}
 }
 
+/* Lock held: publish the page cache's figures (stats, registry header). */
+static void update_cache_stats(void)
+{
+	uint64_t cached = hs_pages_cached() << HS_PAGE_SHIFT;
+
+	__atomic_store_n(&stats.cached_bytes, cached, __ATOMIC_RELAXED);
+	__atomic_store_n(&stats.recycled_bytes_total,
+			 hs_pages_recycled() << HS_PAGE_SHIFT, __ATOMIC_RELAXED);
+	__atomic_store_n(&heapscope_registry.cached_bytes, cached,
+			 __ATOMIC_RELAXED);
+}
+
+size_t hs_sampled_trim(void)
+{
+	uint64_t pages;
+
+	if (!__atomic_load_n(&hs_sampled_size, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&lock);
+	pages = hs_pages_trim();
+	update_cache_stats();
+	pthread_mutex_unlock(&lock);
+	return (size_t)(pages << HS_PAGE_SHIFT);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -104,6 +130,7 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	size_t a, bytes, npages, align_pages;
 	uint32_t depth, slot, page;
 	uint64_t seq, t;
+	bool recycled;
 	void *proxy = NULL, *p;
 
 	if (align > REGION_ALIGN)
@@ -128,7 +155,8 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	slot = hs_registry_slot_alloc();
 	if (slot == HS_REGISTRY_NO_SLOT)
 		goto fail;
-	page = hs_pages_alloc((uint32_t)npages, (uint32_t)align_pages, slot);
+	page = hs_pages_alloc((uint32_t)npages, (uint32_t)align_pages, slot,
+			      &recycled);
 	if (page == HS_PAGES_NONE) {
 		hs_registry_slot_free(slot);
 		goto fail;
@@ -150,6 +178,7 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	seq = hs_registry_next_seq();
 	hs_registry_publish(slot, seq); /* seq stored last */
 	account(rec, 1);
+	update_cache_stats();
 	hs_frag_fill(slot);
 	hs_frag_refresh_some();
 	if (__atomic_load_n(&hs_allocs_sessions_active, __ATOMIC_RELAXED))
@@ -334,6 +363,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 	hs_registry_release(slot); /* seq cleared first */
 	hs_frag_refresh_some();
 	hs_pages_free(page);
+	update_cache_stats();
 	pthread_mutex_unlock(&lock);
 	if (proxy)
 		hs_free_unsampled(proxy);
@@ -366,6 +396,7 @@ size_t hs_sampled_usable_size(const void *p)
 static int setup_region(void)
 {
 	size_t size;
+	int64_t cache;
 	void *region = NULL;
 
 	if (hs_registry_init(REGISTRY_CAPACITY) != 0) {
@@ -387,7 +418,9 @@ static int setup_region(void)
 	/* without it fragmentation profiles are empty; sampling still works */
 	if (hs_frag_init(REGISTRY_CAPACITY))
 		hs_log("heapscope: cannot reserve the record extension; no fragmentation profile\n");
-	if (hs_pages_init((uintptr_t)region, (uint32_t)(size >> HS_PAGE_SHIFT))) {
+	cache = hs_option_get(HS_OPT_SAMPLED_CACHE);
+	if (hs_pages_init((uintptr_t)region, (uint32_t)(size >> HS_PAGE_SHIFT),
+			  cache > 0 ? (uint64_t)cache >> HS_PAGE_SHIFT : 0)) {
 		hs_os_unmap(region, size);
 		hs_log("heapscope: cannot reserve the sampled page index; sampling off\n");
 		return -ENOMEM;

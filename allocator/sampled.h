@@ -15,6 +15,7 @@
 #ifndef HS_SAMPLED_H
 #define HS_SAMPLED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,14 +24,20 @@
 #define HS_PAGES_NONE UINT32_MAX
 
 /* Set up the allocator over [base, base + npages pages) (base aligned to
- * the largest supported alignment, 1 GiB).  0 or -errno. */
-int hs_pages_init(uintptr_t base, uint32_t npages);
+ * the largest supported alignment, 1 GiB), keeping up to cache_pages
+ * freed pages committed for reuse (0: decommit every freed run at once).
+ * 0 or -errno. */
+int hs_pages_init(uintptr_t base, uint32_t npages, uint64_t cache_pages);
 
 /* Allocate a run of n pages whose first page is aligned to align_pages
- * pages (power of two) and tag it with slot.  Returns the first page
- * index, or HS_PAGES_NONE when the region is full.  O(log n) amortised:
+ * pages (power of two) and tag it with slot.  Recently freed committed
+ * pages are used first (*recycled = true: they may be resident although
+ * the new owner never touched them); else decommitted ones (*recycled =
+ * false: not resident until touched).  Returns the first page index, or
+ * HS_PAGES_NONE when the region is full.  O(log n) amortised:
  * size-bucketed free lists with a bitmap, coalescing on free. */
-uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot);
+uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot,
+			bool *recycled);
 
 /* The slot of the run starting at page, or HS_PAGES_NONE when page does
  * not start a run in use (interior, free or never used). */
@@ -39,12 +46,20 @@ uint32_t hs_pages_slot(uint32_t page);
 /* Pages of the run in use starting at page (valid run only). */
 uint32_t hs_pages_len(uint32_t page);
 
-/* Return the run starting at page (valid run only): decommits its pages
- * and coalesces it with free neighbours. */
+/* Return the run starting at page (valid run only): it stays committed
+ * as the newest cached run, coalesced with cached neighbours; while the
+ * cache holds more than its budget, the oldest cached run is decommitted
+ * (MADV_DONTNEED) and coalesced with decommitted neighbours. */
 void hs_pages_free(uint32_t page);
 
-/* Pages in use / free-listed, for statistics and checks. */
+/* Decommit every cached run (malloc_trim).  Returns the pages released. */
+uint64_t hs_pages_trim(void);
+
+/* Pages in use by live samples / kept committed in the cache / handed out
+ * from the cache since start. */
 uint64_t hs_pages_in_use(void);
+uint64_t hs_pages_cached(void);
+uint64_t hs_pages_recycled(void);
 
 /* Walk every structure and check its invariants (tests, debug).  Returns
  * 0 when valid, else a negative code naming the failed check. */

@@ -3,18 +3,30 @@
  * allocator/sampled_pages.c - runs of 8 KiB pages inside the sampled
  * region.
  *
- * Pages below `frontier` belong to runs that are either in use (one per
- * live sample) or free; pages from `frontier` on were never handed out
- * (or came back and were merged into the frontier).  Free runs are kept
- * maximally coalesced and never touch the frontier.  They sit in
- * size-bucketed doubly linked lists: one bucket per length for 1..128
- * pages, one per power of two above, with a bitmap of non-empty buckets,
- * so allocation is a bitmap search plus (for long runs) a bounded scan of
- * one bucket, and free is O(1) with boundary tags.
+ * Pages below `frontier` belong to runs that are in use (one per live
+ * sample) or free; pages from `frontier` on were never handed out (or came
+ * back and were merged into the frontier).  Free runs are of two kinds:
  *
- * All metadata is in a side array (one 16-byte entry per region page,
- * MAP_NORESERVE, touched lazily), never in the pages themselves: free runs
- * are decommitted and stay so.
+ *  - cold: decommitted (MADV_DONTNEED), not resident, a new owner faults
+ *    its pages in; never touch the frontier;
+ *  - warm: freed recently and still committed, kept in least-recently-
+ *    freed order and reused first, so a program that samples big blocks
+ *    does not pay a page fault per 4 KiB of every sample (about 40 us each
+ *    in a paravirtualised guest) nor a madvise and TLB flush per sampled
+ *    free.  The budget (HEAPSCOPE_SAMPLED_CACHE, default 64 MiB like the
+ *    page heap's HEAPSCOPE_RELEASE_RATE) is what the page heap keeps too:
+ *    a program whose 1..16 MiB blocks are nearly all sampled reuses its
+ *    sampled pages as it would reuse the page heap's spans.  Past the
+ *    budget the oldest warm run is decommitted and becomes cold.
+ *
+ * Each kind's runs are kept maximally coalesced (a warm run never merges
+ * with a cold one) in size-bucketed doubly linked lists: one bucket per
+ * length for 1..128 pages, one per power of two above, with a bitmap of
+ * non-empty buckets, so allocation is a bitmap search plus (for long runs)
+ * a bounded scan of one bucket, and free is O(1) with boundary tags.
+ *
+ * All metadata is in a side array (one 24-byte entry per region page,
+ * MAP_NORESERVE, touched lazily), never in the pages themselves.
  */
 #include <errno.h>
 #include <string.h>
@@ -23,15 +35,19 @@
 #include "sampled.h"
 
 enum { TAG_NONE = 0, TAG_USED, TAG_FREE_HEAD, TAG_FREE_TAIL };
+enum { COLD = 0, WARM = 1, NKINDS = 2 };
 
 /*
  * TAG_USED:      len = pages, a = registry slot
- * TAG_FREE_HEAD: len = pages, a = next, b = prev in its bucket list
+ * TAG_FREE_HEAD: len = pages, a = next, b = prev in its bucket list;
+ *                warm runs also: older / newer in the LRU list
  * TAG_FREE_TAIL: len = index of the run's head page (runs of 2+ pages)
  * TAG_NONE:      interior page, or beyond the frontier
+ * kind: COLD or WARM for TAG_FREE_*, 0 otherwise.
  */
 struct page_meta {
-	uint32_t tag, len, a, b;
+	uint16_t tag, kind;
+	uint32_t len, a, b, older, newer;
 };
 
 #define NEXACT 128
@@ -42,11 +58,13 @@ struct page_meta {
 static uintptr_t base;
 static uint32_t npages, frontier;
 static struct page_meta *meta;
-static uint32_t bucket_head[NBUCKETS];
-static uint64_t bitmap[NWORDS];
+static uint32_t bucket_head[NKINDS][NBUCKETS];
+static uint64_t bitmap[NKINDS][NWORDS];
 static uint64_t in_use;
+static uint64_t warm_pages, warm_limit, recycled_pages;
+static uint32_t lru_oldest = HS_PAGES_NONE, lru_newest = HS_PAGES_NONE;
 
-int hs_pages_init(uintptr_t region, uint32_t pages)
+int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 {
 	size_t bytes = ((size_t)pages * sizeof(struct page_meta) + 0xFFFF) &
 		       ~(size_t)0xFFFF;
@@ -54,11 +72,13 @@ int hs_pages_init(uintptr_t region, uint32_t pages)
 	meta = hs_os_reserve(bytes, 1 << 16);
 	if (!meta)
 		return -ENOMEM;
-	for (int i = 0; i < NBUCKETS; i++)
-		bucket_head[i] = HS_PAGES_NONE;
+	for (int k = 0; k < NKINDS; k++)
+		for (int i = 0; i < NBUCKETS; i++)
+			bucket_head[k][i] = HS_PAGES_NONE;
 	base = region;
 	npages = pages;
 	frontier = 0;
+	warm_limit = cache_pages;
 	return 0;
 }
 
@@ -71,57 +91,93 @@ static unsigned bucket_of(uint32_t len)
 
 static void list_push(uint32_t s)
 {
-	unsigned b = bucket_of(meta[s].len);
-	uint32_t h = bucket_head[b];
+	unsigned k = meta[s].kind, b = bucket_of(meta[s].len);
+	uint32_t h = bucket_head[k][b];
 
 	meta[s].a = h;
 	meta[s].b = HS_PAGES_NONE;
 	if (h != HS_PAGES_NONE)
 		meta[h].b = s;
-	bucket_head[b] = s;
-	bitmap[b / 64] |= (uint64_t)1 << (b % 64);
+	bucket_head[k][b] = s;
+	bitmap[k][b / 64] |= (uint64_t)1 << (b % 64);
 }
 
 static void list_remove(uint32_t s)
 {
-	unsigned b = bucket_of(meta[s].len);
+	unsigned k = meta[s].kind, b = bucket_of(meta[s].len);
 	uint32_t next = meta[s].a, prev = meta[s].b;
 
 	if (prev != HS_PAGES_NONE)
 		meta[prev].a = next;
 	else
-		bucket_head[b] = next;
+		bucket_head[k][b] = next;
 	if (next != HS_PAGES_NONE)
 		meta[next].b = prev;
-	if (bucket_head[b] == HS_PAGES_NONE)
-		bitmap[b / 64] &= ~((uint64_t)1 << (b % 64));
+	if (bucket_head[k][b] == HS_PAGES_NONE)
+		bitmap[k][b / 64] &= ~((uint64_t)1 << (b % 64));
 }
 
-static void make_free(uint32_t s, uint32_t len)
+static void lru_push_newest(uint32_t s)
 {
-	meta[s] = (struct page_meta){ TAG_FREE_HEAD, len, 0, 0 };
-	if (len > 1)
-		meta[s + len - 1] = (struct page_meta){ TAG_FREE_TAIL, s, 0, 0 };
-	list_push(s);
+	meta[s].older = lru_newest;
+	meta[s].newer = HS_PAGES_NONE;
+	if (lru_newest != HS_PAGES_NONE)
+		meta[lru_newest].newer = s;
+	else
+		lru_oldest = s;
+	lru_newest = s;
 }
 
-/* Take a free run out of its list and clear its tags; returns its length. */
+static void lru_remove(uint32_t s)
+{
+	uint32_t older = meta[s].older, newer = meta[s].newer;
+
+	if (older != HS_PAGES_NONE)
+		meta[older].newer = newer;
+	else
+		lru_oldest = newer;
+	if (newer != HS_PAGES_NONE)
+		meta[newer].older = older;
+	else
+		lru_newest = older;
+}
+
+static void make_free(uint32_t s, uint32_t len, unsigned kind)
+{
+	meta[s] = (struct page_meta){ TAG_FREE_HEAD, (uint16_t)kind, len,
+				      0, 0, 0, 0 };
+	if (len > 1)
+		meta[s + len - 1] = (struct page_meta){ TAG_FREE_TAIL,
+							(uint16_t)kind, s,
+							0, 0, 0, 0 };
+	list_push(s);
+	if (kind == WARM) {
+		lru_push_newest(s);
+		warm_pages += len;
+	}
+}
+
+/* Take a free run out of its lists and clear its tags; returns its length. */
 static uint32_t unmake_free(uint32_t s)
 {
 	uint32_t len = meta[s].len;
 
 	list_remove(s);
+	if (meta[s].kind == WARM) {
+		lru_remove(s);
+		warm_pages -= len;
+	}
 	if (len > 1)
 		meta[s + len - 1] = (struct page_meta){ 0 };
 	meta[s] = (struct page_meta){ 0 };
 	return len;
 }
 
-/* First non-empty bucket >= b, or NBUCKETS. */
-static unsigned next_bucket(unsigned b)
+/* First non-empty bucket >= b of kind k, or NBUCKETS. */
+static unsigned next_bucket(unsigned k, unsigned b)
 {
 	for (unsigned w = b / 64; w < NWORDS; w++) {
-		uint64_t bits = bitmap[w];
+		uint64_t bits = bitmap[k][w];
 
 		if (w == b / 64)
 			bits &= ~(uint64_t)0 << (b % 64);
@@ -131,15 +187,15 @@ static unsigned next_bucket(unsigned b)
 	return NBUCKETS;
 }
 
-/* A free run of at least need pages, taken out of the lists; *len gets
- * its length. */
-static uint32_t find_free(uint32_t need, uint32_t *len)
+/* A free run of kind k of at least need pages, taken out of the lists;
+ * *len gets its length. */
+static uint32_t find_free(unsigned k, uint32_t need, uint32_t *len)
 {
 	unsigned b = bucket_of(need);
 	uint32_t s;
 
 	if (b >= NEXACT) {
-		s = bucket_head[b];
+		s = bucket_head[k][b];
 		/* a log bucket holds [2^j, 2^(j+1)): look for a fit */
 		for (int i = 0; s != HS_PAGES_NONE && i < SCAN_LIMIT; i++) {
 			if (meta[s].len >= need)
@@ -148,38 +204,54 @@ static uint32_t find_free(uint32_t need, uint32_t *len)
 		}
 		b++;
 	}
-	b = next_bucket(b);
+	b = next_bucket(k, b);
 	if (b >= NBUCKETS)
 		return HS_PAGES_NONE;
-	s = bucket_head[b];
+	s = bucket_head[k][b];
 found:
 	*len = unmake_free(s);
 	return s;
 }
 
-uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
+/* Carve [a, a + n) out of the free run [s, s + len) of kind k; the rest
+ * stays free, of the same kind. */
+static void carve(uint32_t s, uint32_t len, uint32_t a, uint32_t n,
+		  unsigned k)
+{
+	if (a > s)
+		make_free(s, a - s, k);
+	if (s + len > a + n)
+		make_free(a + n, s + len - (a + n), k);
+}
+
+uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot,
+			bool *recycled)
 {
 	uint64_t need = (uint64_t)n + align_pages - 1;
 	uint32_t s, len, a;
 
+	*recycled = false;
 	if (n == 0 || align_pages == 0 || need > npages)
 		return HS_PAGES_NONE;
-	s = find_free((uint32_t)need, &len);
-	if (s != HS_PAGES_NONE) {
+	if (warm_pages >= need &&
+	    (s = find_free(WARM, (uint32_t)need, &len)) != HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
-		if (a > s)
-			make_free(s, a - s);
-		if (s + len > a + n)
-			make_free(a + n, s + len - (a + n));
+		carve(s, len, a, n, WARM);
+		*recycled = true;
+		recycled_pages += n;
+	} else if ((s = find_free(COLD, (uint32_t)need, &len)) !=
+		   HS_PAGES_NONE) {
+		a = (s + align_pages - 1) & ~(align_pages - 1);
+		carve(s, len, a, n, COLD);
 	} else {
 		a = (frontier + align_pages - 1) & ~(align_pages - 1);
 		if ((uint64_t)a + n > npages)
 			return HS_PAGES_NONE;
 		if (a > frontier)
-			make_free(frontier, a - frontier);
+			make_free(frontier, a - frontier, COLD);
 		frontier = a + n;
 	}
-	meta[a] = (struct page_meta){ TAG_USED, n, slot, 0 };
+	meta[a] = (struct page_meta){ TAG_USED, 0, n, slot, 0, 0, 0 };
 	in_use += n;
 	return a;
 }
@@ -196,32 +268,91 @@ uint32_t hs_pages_len(uint32_t page)
 	return meta[page].len;
 }
 
-void hs_pages_free(uint32_t page)
+/* The head of the free run of kind k that ends just before page s, or
+ * HS_PAGES_NONE.  (A head at s - 1 is a one-page run.) */
+static uint32_t left_free(uint32_t s, unsigned k)
 {
-	uint32_t n = meta[page].len, s = page, len = n, h = HS_PAGES_NONE;
+	if (s == 0 || meta[s - 1].kind != k)
+		return HS_PAGES_NONE;
+	if (meta[s - 1].tag == TAG_FREE_TAIL)
+		return meta[s - 1].len;
+	if (meta[s - 1].tag == TAG_FREE_HEAD)
+		return s - 1;
+	return HS_PAGES_NONE;
+}
 
-	meta[page] = (struct page_meta){ 0 };
-	in_use -= n;
+static bool right_free(uint32_t e, unsigned k)
+{
+	return e < frontier && meta[e].tag == TAG_FREE_HEAD &&
+	       meta[e].kind == k;
+}
+
+/* Decommit the pages [s, s + len) (not in any list) and make them a cold
+ * run, merged with cold neighbours or into the frontier. */
+static void release_cold(uint32_t s, uint32_t len)
+{
+	uint32_t h = left_free(s, COLD), e = s + len;
+
 	/* MADV_DONTNEED never splits the region's single VMA */
-	hs_os_decommit((void *)(base + ((uintptr_t)page << HS_PAGE_SHIFT)),
-		       (size_t)n << HS_PAGE_SHIFT);
-	if (s > 0) {
-		if (meta[s - 1].tag == TAG_FREE_TAIL)
-			h = meta[s - 1].len;
-		else if (meta[s - 1].tag == TAG_FREE_HEAD)
-			h = s - 1; /* a one-page run */
-	}
+	hs_os_decommit((void *)(base + ((uintptr_t)s << HS_PAGE_SHIFT)),
+		       (size_t)len << HS_PAGE_SHIFT);
 	if (h != HS_PAGES_NONE) {
 		len += unmake_free(h);
 		s = h;
 	}
-	if (page + n == frontier) {
+	if (e == frontier) {
 		frontier = s;
 		return;
 	}
-	if (meta[page + n].tag == TAG_FREE_HEAD)
-		len += unmake_free(page + n);
-	make_free(s, len);
+	if (right_free(e, COLD))
+		len += unmake_free(e);
+	make_free(s, len, COLD);
+}
+
+/* Keep [s, s + len) (not in any list, still committed) as the newest
+ * warm run, merged with warm neighbours. */
+static void keep_warm(uint32_t s, uint32_t len)
+{
+	uint32_t h = left_free(s, WARM), e = s + len;
+
+	if (h != HS_PAGES_NONE) {
+		len += unmake_free(h);
+		s = h;
+	}
+	if (right_free(e, WARM))
+		len += unmake_free(e);
+	make_free(s, len, WARM);
+}
+
+static void evict_oldest(void)
+{
+	uint32_t s = lru_oldest;
+
+	release_cold(s, unmake_free(s));
+}
+
+void hs_pages_free(uint32_t page)
+{
+	uint32_t n = meta[page].len;
+
+	meta[page] = (struct page_meta){ 0 };
+	in_use -= n;
+	if (n > warm_limit) {
+		release_cold(page, n);
+		return;
+	}
+	keep_warm(page, n);
+	while (warm_pages > warm_limit)
+		evict_oldest();
+}
+
+uint64_t hs_pages_trim(void)
+{
+	uint64_t released = warm_pages;
+
+	while (lru_oldest != HS_PAGES_NONE)
+		evict_oldest();
+	return released;
 }
 
 uint64_t hs_pages_in_use(void)
@@ -229,10 +360,45 @@ uint64_t hs_pages_in_use(void)
 	return in_use;
 }
 
+uint64_t hs_pages_cached(void)
+{
+	return warm_pages;
+}
+
+uint64_t hs_pages_recycled(void)
+{
+	return recycled_pages;
+}
+
+/* Check one kind's bucket lists; returns the runs listed or -1. */
+static int64_t check_lists(unsigned k)
+{
+	int64_t listed = 0;
+
+	for (unsigned b = 0; b < NBUCKETS; b++) {
+		uint32_t prev = HS_PAGES_NONE;
+		int bit = !!(bitmap[k][b / 64] & ((uint64_t)1 << (b % 64)));
+
+		if (bit != (bucket_head[k][b] != HS_PAGES_NONE))
+			return -1;
+		for (uint32_t s = bucket_head[k][b]; s != HS_PAGES_NONE;
+		     s = meta[s].a) {
+			if (s >= frontier || meta[s].tag != TAG_FREE_HEAD ||
+			    meta[s].kind != k || bucket_of(meta[s].len) != b ||
+			    meta[s].b != prev)
+				return -1;
+			prev = s;
+			listed++;
+		}
+	}
+	return listed;
+}
+
 int hs_pages_is_valid(void)
 {
-	uint64_t used = 0, free_runs = 0, listed = 0;
-	int prev_free = 0;
+	uint64_t used = 0, free_runs[NKINDS] = { 0 }, warm = 0, lru = 0;
+	int prev_kind = -1; /* kind of the previous run if free, else -1 */
+	uint32_t prev = HS_PAGES_NONE;
 
 	for (uint32_t p = 0; p < frontier;) {
 		struct page_meta m = meta[p];
@@ -242,12 +408,15 @@ int hs_pages_is_valid(void)
 		if (m.len == 0 || (uint64_t)p + m.len > frontier)
 			return -2;
 		if (m.tag == TAG_FREE_HEAD) {
-			if (prev_free)
-				return -3; /* two adjacent free runs */
+			if (m.kind >= NKINDS || prev_kind == (int)m.kind)
+				return -3; /* two adjacent runs of a kind */
 			if (m.len > 1 && (meta[p + m.len - 1].tag != TAG_FREE_TAIL ||
-					  meta[p + m.len - 1].len != p))
+					  meta[p + m.len - 1].len != p ||
+					  meta[p + m.len - 1].kind != m.kind))
 				return -4;
-			free_runs++;
+			free_runs[m.kind]++;
+			if (m.kind == WARM)
+				warm += m.len;
 		} else {
 			used += m.len;
 		}
@@ -257,26 +426,24 @@ int hs_pages_is_valid(void)
 		if (m.tag == TAG_USED && m.len > 1 &&
 		    meta[p + m.len - 1].tag != TAG_NONE)
 			return -5;
-		prev_free = m.tag == TAG_FREE_HEAD;
+		prev_kind = m.tag == TAG_FREE_HEAD ? (int)m.kind : -1;
 		p += m.len;
 	}
-	if (prev_free)
-		return -6; /* a free run touches the frontier */
-	if (used != in_use)
+	if (prev_kind == COLD)
+		return -6; /* a cold run touches the frontier */
+	if (used != in_use || warm != warm_pages)
 		return -7;
-	for (unsigned b = 0; b < NBUCKETS; b++) {
-		uint32_t prev = HS_PAGES_NONE;
-		int bit = !!(bitmap[b / 64] & ((uint64_t)1 << (b % 64)));
-
-		if (bit != (bucket_head[b] != HS_PAGES_NONE))
+	for (unsigned k = 0; k < NKINDS; k++)
+		if (check_lists(k) != (int64_t)free_runs[k])
 			return -8;
-		for (uint32_t s = bucket_head[b]; s != HS_PAGES_NONE; s = meta[s].a) {
-			if (meta[s].tag != TAG_FREE_HEAD || bucket_of(meta[s].len) != b ||
-			    meta[s].b != prev)
-				return -9;
-			prev = s;
-			listed++;
-		}
+	for (uint32_t s = lru_oldest; s != HS_PAGES_NONE; s = meta[s].newer) {
+		if (s >= frontier || meta[s].tag != TAG_FREE_HEAD ||
+		    meta[s].kind != WARM || meta[s].older != prev)
+			return -9;
+		prev = s;
+		lru++;
 	}
-	return listed == free_runs ? 0 : -10;
+	if (prev != lru_newest || lru != free_runs[WARM] || warm > warm_limit)
+		return -10;
+	return 0;
 }

@@ -70,6 +70,10 @@ static inline bool hs_is_sampled(const void *p)
  */
 void hs_sampled_free(void *p, size_t size_hint);
 
+/* Decommit the sampled pages kept committed for reuse (malloc_trim).
+ * Returns the bytes released.  Thread-safe. */
+size_t hs_sampled_trim(void);
+
 /* Usable size of a sampled pointer (the allocated size a), 0 if invalid. */
 size_t hs_sampled_usable_size(const void *p);
 

@@ -16,4 +16,8 @@ target_link_libraries(test_sampled PRIVATE heapscope ${CMOCKA_LIB} pthread)
 add_test(NAME sampled COMMAND test_sampled)
 set_tests_properties(sampled PROPERTIES TIMEOUT 300 LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLE_SEED=7")
+add_test(NAME sampled_cache_eviction COMMAND test_sampled)
+set_tests_properties(sampled_cache_eviction PROPERTIES TIMEOUT 60
+  LABELS "unit;sampling"
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLED_CACHE=192K")
 endif()

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -244,6 +245,107 @@ static void test_stats_fragmentation(void **state)
 	assert_int_equal(b.pages_bytes, a.pages_bytes);
 }
 
+/* Write every byte of [p, p + n) (volatile: not a dead store before free). */
+static void touch(char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		((volatile char *)p)[i] = 1;
+}
+
+/* 4 KiB pages of [p, p + n) that are resident (mincore). */
+static size_t resident_pages(uintptr_t p, size_t n)
+{
+	unsigned char vec[1024];
+	size_t os = (size_t)sysconf(_SC_PAGESIZE), np = (n + os - 1) / os, r = 0;
+
+	assert_true(np <= sizeof(vec));
+	assert_int_equal(mincore((void *)p, n, vec), 0);
+	for (size_t i = 0; i < np; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
+/* Freed sampled pages stay committed (cache) and the next sample of a
+ * size that fits gets them back: same address, resident before it is
+ * touched, counted as recycled; malloc_trim decommits the cache. */
+static void test_page_cache(void **state)
+{
+	const size_t n = 64 * 1024, os = (size_t)sysconf(_SC_PAGESIZE);
+	struct heapscope_sampling_stats a, b;
+	char *p, *q, *keep;
+	uintptr_t pa;
+
+	(void)state;
+	malloc_trim(0);
+	a = stats();
+	assert_int_equal(a.cached_bytes, 0);
+	assert_int_equal(REG->cached_bytes, 0);
+	p = malloc(n);
+	keep = malloc(100); /* a live neighbour: p cannot merge rightwards */
+	assert_true(in_region(p) && in_region(keep));
+	touch(p, n);
+	pa = (uintptr_t)p;
+	free(p);
+	b = stats();
+	assert_int_equal(b.cached_bytes, n);
+	assert_int_equal(REG->cached_bytes, n);
+	assert_int_equal(resident_pages(pa, n), n / os); /* not decommitted */
+	q = malloc(n);
+	assert_int_equal((uintptr_t)q, pa);
+	b = stats();
+	assert_int_equal(b.cached_bytes, 0);
+	assert_int_equal(b.recycled_bytes_total - a.recycled_bytes_total, n);
+	assert_int_equal(resident_pages((uintptr_t)q, n), n / os); /* before any touch */
+	free(q);
+	assert_int_equal(stats().cached_bytes, n);
+	assert_int_equal(malloc_trim(0), 1);
+	assert_int_equal(stats().cached_bytes, 0);
+	assert_int_equal(resident_pages(pa, n), 0);
+	/* from decommitted pages now: nothing resident until touched */
+	q = malloc(n);
+	assert_int_equal((uintptr_t)q, pa);
+	assert_int_equal(resident_pages((uintptr_t)q, n), 0);
+	assert_int_equal(stats().recycled_bytes_total - a.recycled_bytes_total, n);
+	free(q);
+	free(keep);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+/* Run with HEAPSCOPE_SAMPLED_CACHE=192K: three 64 KiB blocks freed in
+ * turn (kept apart by live ones, so they do not merge) fill the cache;
+ * the fourth evicts the least recently freed, which is decommitted. */
+static void test_page_cache_eviction(void **state)
+{
+	const size_t n = 64 * 1024, os = (size_t)sysconf(_SC_PAGESIZE);
+	char *blk[4], *sep[4];
+	uintptr_t addr[4];
+
+	(void)state;
+	malloc_trim(0);
+	for (int i = 0; i < 4; i++) {
+		blk[i] = malloc(n);
+		sep[i] = malloc(100);
+		touch(blk[i], n);
+		addr[i] = (uintptr_t)blk[i];
+	}
+	for (int i = 0; i < 4; i++)
+		free(blk[i]);
+	assert_int_equal(stats().cached_bytes, 3 * n);
+	assert_int_equal(resident_pages(addr[0], n), 0);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(resident_pages(addr[i], n), n / os);
+	/* a block larger than the whole cache is decommitted at once */
+	blk[0] = malloc(4 * n);
+	touch(blk[0], 4 * n);
+	addr[0] = (uintptr_t)blk[0];
+	free(blk[0]);
+	assert_int_equal(resident_pages(addr[0], 4 * n), 0);
+	assert_int_equal(stats().cached_bytes, 3 * n);
+	for (int i = 0; i < 4; i++)
+		free(sep[i]);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 static __attribute__((noinline)) void *alloc_here(size_t n)
 {
 	void *p = malloc(n);
@@ -427,6 +529,9 @@ static void test_set_period(void **state)
 
 int main(void)
 {
+	const struct CMUnitTest eviction[] = {
+		cmocka_unit_test(test_page_cache_eviction),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_every_alloc_sampled),
@@ -439,7 +544,11 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_seqlock_reader),
 		cmocka_unit_test(test_set_period),
+		cmocka_unit_test(test_page_cache),
 	};
+	const char *cache = getenv("HEAPSCOPE_SAMPLED_CACHE");
 
+	if (cache && strcmp(cache, "192K") == 0)
+		return cmocka_run_group_tests(eviction, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,7 +171,11 @@ struct heapscope_registry {
 				 * libraries: this was reserved, zero) */
 	uint32_t ext_size;	/* sizeof(struct heapscope_record_ext) */
 	uint32_t reserved32;
-	uint64_t reserved[2];
+	uint64_t cached_bytes;	/* freed sampled pages the library keeps
+				 * committed for reuse by later samples
+				 * (a cost of sampling, like sampled_bytes);
+				 * 0 in older libraries (was reserved) */
+	uint64_t reserved[1];
 };
 _Static_assert(sizeof(struct heapscope_registry) == 144, "registry ABI");
 

@@ -78,6 +78,11 @@ struct heapscope_sampling_stats {
 	uint64_t mismatched_frees_total; /* sized frees whose size did not
 					  * fit a sampled allocation
 					  * (requested <= size <= allocated) */
+	uint64_t cached_bytes;       /* freed sampled pages kept committed
+				      * for reuse (HEAPSCOPE_SAMPLED_CACHE) */
+	uint64_t recycled_bytes_total; /* sampled pages handed out again from
+					* that cache (resident without being
+					* touched by their new owner) */
 };
 
 /*
