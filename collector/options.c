@@ -15,7 +15,7 @@
 static const char usage[] =
 	"Usage: heapscope record -p PID [-d SECONDS] [-o FILE] [--format F]\n"
 	"                        [--value V] [--lib "
-	"PATH]\n"
+	"PATH] [--provider P]\n"
 	"                        [--profile heap|allocs|lifetime|peak|"
 	"fragmentation]\n"
 	"                        [-v]\n"
@@ -42,6 +42,12 @@ static const char usage[] =
 	"                       prefix (default: libheapscope, else any "
 	"mapped\n"
 	"                       file with a heapscope USDT note)\n"
+	"      --provider P     auto (default: heapscope's probes if the\n"
+	"                       process has them, else otel_memory, else\n"
+	"                       ddheap), heapscope, otel_memory, ddheap:\n"
+	"                       read another allocator's alloc(ptr, size,\n"
+	"                       weight)/free(ptr) probes (no registry: only\n"
+	"                       samples after the attach; docs/collector.md)\n"
 	"      --profile P      heap (live samples now, default), allocs\n"
 	"                       (sampled allocations within the window),\n"
 	"                       lifetime (allocated and freed within the\n"
@@ -146,7 +152,14 @@ const char *hs_value_name(enum hs_value v)
 
 int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 {
-	enum { OPT_VALUE = 256, OPT_LIB, OPT_FORMAT, OPT_PROFILE, OPT_FORCE };
+	enum {
+		OPT_VALUE = 256,
+		OPT_LIB,
+		OPT_FORMAT,
+		OPT_PROFILE,
+		OPT_FORCE,
+		OPT_PROVIDER,
+	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'd'},
@@ -154,6 +167,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 		{"value", required_argument, NULL, OPT_VALUE},
 		{"force", no_argument, NULL, OPT_FORCE},
 		{"lib", required_argument, NULL, OPT_LIB},
+		{"provider", required_argument, NULL, OPT_PROVIDER},
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"profile", required_argument, NULL, OPT_PROFILE},
 		{"verbose", no_argument, NULL, 'v'},
@@ -231,6 +245,16 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 			break;
 		case OPT_LIB:
 			o->lib = optarg;
+			break;
+		case OPT_PROVIDER:
+			if (hs_parse_provider(optarg, &o->provider)) {
+				fprintf(stderr,
+					"heapscope: invalid --provider '%s' "
+					"(auto, heapscope, otel_memory or "
+					"ddheap)\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_FORMAT:
 			if (hs_parse_format(optarg, &o->format)) {

@@ -223,12 +223,20 @@ static int record(const struct hs_options *o)
 		fprintf(stderr, "heapscope: no process %d\n", o->pid);
 		return -ESRCH;
 	}
-	err = hs_target__find(&t, o->pid, o->lib);
-	if (err == -ENOENT) {
+	err = hs_target__find_provider(&t, o->pid, o->lib, o->provider);
+	if (err == -ENOENT && (o->provider == HS_PROVIDER_OTEL ||
+			       o->provider == HS_PROVIDER_DDHEAP)) {
+		fprintf(stderr,
+			"heapscope: process %d maps no object%s%s with probe %s:alloc "
+			"probe\n",
+			o->pid, o->lib ? " matching " : "", o->lib ? o->lib : "",
+			hs_provider_name(o->provider));
+		return err;
+	} else if (err == -ENOENT) {
 		fprintf(stderr,
 			"heapscope: process %d does not use libheapscope%s%s "
 			"(not in /proc/%d/maps; preload libheapscope.so or "
-			"pass --lib)\n",
+			"pass --lib), nor fires otel_memory or ddheap probes\n",
 			o->pid, o->lib ? " matching " : "",
 			o->lib ? o->lib : "", o->pid);
 		return err;
@@ -314,9 +322,19 @@ static int record(const struct hs_options *o)
 			"stacks will be addresses\n",
 			o->pid);
 	hs_window__loading(ev.win, true);
-	read_registry(&t, &ev);
+	/* Compatible probes have no registry: samples after the attach only. */
+	if (t.provider == HS_PROVIDER_HEAPSCOPE)
+		read_registry(&t, &ev);
 	hs_window__loading(ev.win, false);
 	hs_window__peak_check(ev.win, ev.prof);
+	if (t.provider != HS_PROVIDER_HEAPSCOPE)
+		fprintf(stderr,
+			"heapscope: reading %s probes of %s%s (no registry: "
+			"only allocations sampled from now on)\n",
+			hs_provider_name(t.provider), t.path,
+			hs_notes_have_free(t.notes, t.provider) ?
+				"" :
+				"; it has no free probe");
 	if (o->verbose)
 		fprintf(stderr, "heapscope: attached to %s in process %d\n",
 			t.path, o->pid);

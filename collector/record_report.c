@@ -58,6 +58,9 @@ int hs_record__write_report(const struct hs_options *o,
 		.seq_lost = hs_profile__seq_lost(ev->prof),
 		.lost_stack = lost[HS_LOST_STACK],
 		.period = ev->period,
+		.provider = t->provider,
+		.compat_no_free = !hs_notes_have_free(t->notes, t->provider),
+		.compat_unmatched = ev->compat_unmatched,
 	};
 	struct heapscope_registry h;
 	char comments[6][160];
