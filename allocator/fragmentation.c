@@ -54,8 +54,9 @@ int hs_frag_init(uint64_t capacity)
 	return 0;
 }
 
-/* Lock held.  Fill slot's extension from its record's proxy. */
-void hs_frag_fill(uint32_t slot)
+/* Lock held.  Fill slot's extension from its record's proxy, stamped
+ * with now (CLOCK_MONOTONIC ns). */
+void hs_frag_fill(uint32_t slot, uint64_t now)
 {
 	const struct heapscope_record *rec;
 	struct heapscope_record_ext *e;
@@ -80,7 +81,7 @@ void hs_frag_fill(uint32_t slot)
 	e->proxy_span_bytes = hs_span_bytes(s);
 	e->proxy_span_live = __atomic_load_n(&s->allocated, __ATOMIC_RELAXED);
 	e->proxy_span_objects = hs_classes[cls].objects;
-	e->updated_ns = mono_ns();
+	e->updated_ns = now;
 	__atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
 }
 
@@ -92,7 +93,7 @@ void hs_frag_clear(uint32_t slot)
 }
 
 /* Lock held.  Refresh n slots round robin below the high water mark. */
-static void refresh(uint64_t n)
+static void refresh(uint64_t n, uint64_t now)
 {
 	uint64_t hw = __atomic_load_n(&heapscope_registry.high_water,
 				      __ATOMIC_RELAXED);
@@ -104,13 +105,13 @@ static void refresh(uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		if (refresh_cursor >= hw)
 			refresh_cursor = 0;
-		hs_frag_fill((uint32_t)refresh_cursor++);
+		hs_frag_fill((uint32_t)refresh_cursor++, now);
 	}
 }
 
-void hs_frag_refresh_some(void)
+void hs_frag_refresh_some(uint64_t now)
 {
-	refresh(REFRESH_PER_EVENT);
+	refresh(REFRESH_PER_EVENT, now);
 }
 
 /* ---- in-process API ---- */
@@ -120,7 +121,7 @@ HS_EXPORT int heapscope_fragmentation_refresh(void)
 	if (!ext)
 		return -ENOSYS;
 	hs_sampled_lock();
-	refresh(UINT64_MAX);
+	refresh(UINT64_MAX, mono_ns());
 	hs_sampled_unlock();
 	return 0;
 }
@@ -141,7 +142,7 @@ HS_EXPORT int heapscope_fragmentation_profile(
 		return -ENOSYS;
 	memset(means, 0, sizeof(means));
 	hs_sampled_lock();
-	refresh(UINT64_MAX);
+	refresh(UINT64_MAX, mono_ns());
 	now = mono_ns();
 	hw = __atomic_load_n(&heapscope_registry.high_water, __ATOMIC_RELAXED);
 	/* pass 1: per size class, the mean age weighted by each sample's

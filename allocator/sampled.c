@@ -179,8 +179,8 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	hs_registry_publish(slot, seq); /* seq stored last */
 	account(rec, 1);
 	update_cache_stats();
-	hs_frag_fill(slot);
-	hs_frag_refresh_some();
+	hs_frag_fill(slot, t);
+	hs_frag_refresh_some(t);
 	if (__atomic_load_n(&hs_allocs_sessions_active, __ATOMIC_RELAXED))
 		hs_session_on_alloc(rec);
 	pthread_mutex_unlock(&lock);
@@ -318,6 +318,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 	struct mismatch mm;
 	uint32_t depth = 0, slot, page = 0;
 	int guarded = hs_guard_enter(), mismatched = 0;
+	uint64_t t;
 	int lifetime = __atomic_load_n(&hs_lifetime_sessions_active,
 				       __ATOMIC_RELAXED);
 	void *proxy;
@@ -325,6 +326,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 	if (guarded && (HS_PROBE_ENABLED(sample_free) || lifetime))
 		depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
 
+	t = now_ns();
 	pthread_mutex_lock(&lock);
 	slot = lookup(p, &page);
 	if (slot == HS_PAGES_NONE) {
@@ -347,7 +349,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 		memcpy(mm.stack, rec->stack, mm.depth * sizeof(mm.stack[0]));
 	}
 	if (lifetime)
-		hs_session_on_free(rec, stack, depth, now_ns(), hs_gettid());
+		hs_session_on_free(rec, stack, depth, t, hs_gettid());
 	{
 		uint64_t seq = hs_registry_next_seq();
 
@@ -361,7 +363,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 	account(rec, -1);
 	hs_frag_clear(slot);
 	hs_registry_release(slot); /* seq cleared first */
-	hs_frag_refresh_some();
+	hs_frag_refresh_some(t);
 	hs_pages_free(page);
 	update_cache_stats();
 	pthread_mutex_unlock(&lock);

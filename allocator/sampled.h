@@ -68,10 +68,12 @@ int hs_pages_is_valid(void);
 /* Proxy span occupancy (fragmentation.c, abi.h heapscope_record_ext).
  * Reserve the extension array (0 or -ENOMEM); the others with the
  * sampled lock held: fill one slot from its published record, clear a
- * slot being released, refresh a few slots round robin. */
+ * slot being released, refresh a few slots round robin.  now: the
+ * caller's CLOCK_MONOTONIC time in ns (read once per event), stored as
+ * the slots' updated_ns. */
 int hs_frag_init(uint64_t capacity);
-void hs_frag_fill(uint32_t slot);
+void hs_frag_fill(uint32_t slot, uint64_t now);
 void hs_frag_clear(uint32_t slot);
-void hs_frag_refresh_some(void);
+void hs_frag_refresh_some(uint64_t now);
 
 #endif /* HS_SAMPLED_H */
