@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/central_freelist.c - per-class, per-shard lists of spans with
- * free objects.  A span hands out objects from its own free list first,
- * then carves never-used objects from its end (so fresh spans are not
- * touched all at once).  When the last object of a span comes back, the
- * span goes back to the page heap.  Shards: see central_freelist.h.
+ * free objects, each with a small transfer cache of whole batches in
+ * front.  A span hands out objects from its own free list first, then
+ * carves never-used objects from its end (so fresh spans are not touched
+ * all at once).  When the last object of a span comes back, the span goes
+ * back to the page heap.  Shards: see central_freelist.h.
+ *
+ * Transfer cache: a full batch given back whose first and last objects
+ * belong to spans of one shard is kept as it is (head and tail) in that
+ * shard's cache, and the next refill of that shard takes it whole: O(1)
+ * under the lock instead of a pagemap lookup, a span update and an object
+ * read per object.  That was most of producer_consumer's time (every
+ * object crosses threads): the class lock was held for a batch of cache
+ * misses while the other thread slept on it.  At most TC_BYTES (and
+ * TC_SLOTS batches) per class and shard, slots from the metadata arena on
+ * first use; malloc_trim drains them (hs_central_drain).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -13,45 +24,60 @@
 #include "internal.h"
 #include "page_heap.h"
 #include "pagemap.h"
+#include "span.h"
 #include "stats.h"
+
+#define TC_SLOTS 64
+#define TC_BYTES ((size_t)256 << 10)
 
 typedef struct central {
 	pthread_mutex_t lock;
 	hs_span_t *nonempty; /* spans with free or uncarved objects */
+	uint32_t tc_n;	     /* batches in the transfer cache */
+	uint32_t tc_max;     /* its capacity, once tc is allocated */
+	void **tc;	     /* [2 * tc_max]: head, tail of each batch */
 } __attribute__((aligned(64))) central_t;
+
+_Static_assert(sizeof(central_t) == 64, "central_t: one cache line");
 
 #define NSH HS_CENTRAL_MAX_SHARDS
 
-static central_t centrals[HS_NUM_CLASSES][NSH] = {
-	[0 ... HS_NUM_CLASSES - 1] = {[0 ... NSH - 1] = {
-					      PTHREAD_MUTEX_INITIALIZER, NULL}},
+/* Shard-major: the classes of one shard are contiguous, so the shards a
+ * process never uses are never touched. */
+static central_t centrals[NSH][HS_NUM_CLASSES] = {
+	[0 ... NSH - 1] = {[0 ... HS_NUM_CLASSES - 1] = {
+				   .lock = PTHREAD_MUTEX_INITIALIZER}},
 };
 
 /* Shards in use: twice the CPUs this process may run on (the main thread
  * is often idle next to a pool of one thread per CPU), 2 .. NSH.  0 until
- * the first hs_central_shard_get. */
+ * first needed; set once (the first value published wins). */
 static unsigned nshards;
 /* Live threads per shard (activated caches not yet exited). */
 static unsigned shard_threads[NSH];
 
-static unsigned count_shards(void)
+static unsigned get_nshards(void)
 {
+	unsigned n = __atomic_load_n(&nshards, __ATOMIC_ACQUIRE);
+	if (HS_LIKELY(n))
+		return n;
 	cpu_set_t set;
 	int ncpu = 0;
 	/* a system call, no allocation (sysconf may read /sys via stdio) */
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		ncpu = CPU_COUNT(&set);
-	unsigned n = ncpu > 0 ? 2 * (unsigned)ncpu : 2;
-	return n > NSH ? NSH : n;
+	unsigned want = ncpu > 0 ? 2 * (unsigned)ncpu : 2;
+	if (want > NSH)
+		want = NSH;
+	if (__atomic_compare_exchange_n(&nshards, &n, want, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return want;
+	return n; /* another thread published first */
 }
 
 unsigned hs_central_shard_get(void)
 {
-	unsigned n = __atomic_load_n(&nshards, __ATOMIC_RELAXED);
-	if (n == 0) {
-		n = count_shards();
-		__atomic_store_n(&nshards, n, __ATOMIC_RELAXED);
-	}
+	unsigned n = get_nshards();
 	/* racy minimum: two threads starting together may pick the same
 	 * shard, which is only slower, never wrong */
 	unsigned best = 0, best_count = ~0u;
@@ -76,6 +102,30 @@ void hs_central_shard_put(unsigned shard)
 						 c - 1, true, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 		;
+}
+
+/* Transfer cache capacity of class cls in batches. */
+static uint32_t tc_capacity(unsigned cls)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	size_t batch_bytes = (size_t)ci->batch * ci->size;
+	size_t n = TC_BYTES / batch_bytes;
+	return (uint32_t)(n > TC_SLOTS ? TC_SLOTS : n);
+}
+
+/* Allocates c's transfer cache slots (metadata, under c's lock: lock
+ * order central -> metadata).  Capacity 0 when the class's batches are
+ * too big or memory is short; then tc stays NULL and this runs again. */
+static void tc_init(central_t *c, unsigned cls)
+{
+	uint32_t cap = tc_capacity(cls);
+	if (cap == 0)
+		return;
+	void **slots = hs_meta_alloc(2 * cap * sizeof(void *));
+	if (!slots)
+		return;
+	c->tc_max = cap;
+	c->tc = slots;
 }
 
 static void link_span(central_t *c, hs_span_t *s)
@@ -122,15 +172,24 @@ static bool populate(central_t *c, unsigned cls, unsigned shard)
 	return true;
 }
 
-int hs_central_remove_range(unsigned cls, unsigned shard, void **head, int n)
+int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
+			    void **tail, int n)
 {
 	if (shard >= NSH)
 		shard = 0;
-	central_t *c = &centrals[cls][shard];
+	central_t *c = &centrals[shard][cls];
 	const size_t size = hs_classes[cls].size;
-	void *chain = NULL;
+	void *chain = NULL, *last = NULL;
 	int got = 0;
 	pthread_mutex_lock(&c->lock);
+	if (c->tc_n && n == hs_classes[cls].batch) {
+		c->tc_n--;
+		*head = c->tc[2 * c->tc_n];
+		*tail = c->tc[2 * c->tc_n + 1];
+		pthread_mutex_unlock(&c->lock);
+		hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(n * size));
+		return n;
+	}
 	while (got < n) {
 		hs_span_t *s = c->nonempty;
 		if (!s) {
@@ -152,6 +211,8 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head, int n)
 			}
 			*(void **)obj = chain;
 			chain = obj;
+			if (!last)
+				last = obj;
 			s->allocated++;
 			got++;
 		}
@@ -161,10 +222,12 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head, int n)
 	pthread_mutex_unlock(&c->lock);
 	hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(got * size));
 	*head = chain;
+	*tail = last;
 	return got;
 }
 
-void hs_central_insert_range(unsigned cls, void *head, int n)
+/* Gives n objects back to their spans, each under its span's shard lock. */
+static void insert_spans(unsigned cls, void *head, int n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
 	central_t *c = NULL; /* the shard lock held */
@@ -174,7 +237,7 @@ void hs_central_insert_range(unsigned cls, void *head, int n)
 		head = *(void **)obj;
 		hs_span_t *s = hs_pagemap_lookup(obj);
 		/* a span's shard is fixed while it has objects out */
-		central_t *sc = &centrals[cls][s->shard];
+		central_t *sc = &centrals[s->shard][cls];
 		if (sc != c) {
 			if (c)
 				pthread_mutex_unlock(&c->lock);
@@ -206,13 +269,63 @@ void hs_central_insert_range(unsigned cls, void *head, int n)
 		hs_stat_add(HS_STAT_central_free_bytes, free_delta);
 }
 
+void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
+{
+	if (n == hs_classes[cls].batch) {
+		unsigned sh = hs_pagemap_lookup(head)->shard;
+		if (hs_pagemap_lookup(tail)->shard == sh) {
+			central_t *c = &centrals[sh][cls];
+			pthread_mutex_lock(&c->lock);
+			if (HS_UNLIKELY(!c->tc))
+				tc_init(c, cls);
+			if (c->tc_n < c->tc_max) {
+				c->tc[2 * c->tc_n] = head;
+				c->tc[2 * c->tc_n + 1] = tail;
+				c->tc_n++;
+				pthread_mutex_unlock(&c->lock);
+				hs_stat_add(HS_STAT_central_free_bytes,
+					    (int64_t)n * hs_classes[cls].size);
+				return;
+			}
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+	insert_spans(cls, head, n);
+}
+
+void hs_central_drain(void)
+{
+	unsigned ns = get_nshards();
+	for (unsigned sh = 0; sh < ns; sh++) {
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+			central_t *c = &centrals[sh][cls];
+			int n = hs_classes[cls].batch;
+			for (;;) {
+				void *head = NULL;
+				pthread_mutex_lock(&c->lock);
+				if (c->tc_n) {
+					c->tc_n--;
+					head = c->tc[2 * c->tc_n];
+				}
+				pthread_mutex_unlock(&c->lock);
+				if (!head)
+					break;
+				/* counted as central free already */
+				hs_stat_add(HS_STAT_central_free_bytes,
+					    -(int64_t)n * hs_classes[cls].size);
+				insert_spans(cls, head, n);
+			}
+		}
+	}
+}
+
 int hs_central_is_valid(void)
 {
 	int ok = 1;
-	for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
-		const hs_class_info_t *ci = &hs_classes[cls];
-		for (unsigned sh = 0; sh < NSH; sh++) {
-			central_t *c = &centrals[cls][sh];
+	for (unsigned sh = 0; sh < NSH; sh++) {
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+			const hs_class_info_t *ci = &hs_classes[cls];
+			central_t *c = &centrals[sh][cls];
 			pthread_mutex_lock(&c->lock);
 			for (hs_span_t *s = c->nonempty; s; s = s->next) {
 				if (s->size_class != cls || !s->in_list ||
@@ -226,31 +339,54 @@ int hs_central_is_valid(void)
 				    (!s->freelist && !s->carve_left))
 					ok = 0;
 			}
+			if (c->tc_n > c->tc_max || c->tc_max > TC_SLOTS ||
+			    (c->tc_n && !c->tc))
+				ok = 0;
+			for (uint32_t b = 0; ok && b < c->tc_n; b++) {
+				/* a batch: ci->batch objects of class cls */
+				void *o = c->tc[2 * b];
+				for (uint32_t k = 1; k < ci->batch; k++) {
+					hs_span_t *s = hs_pagemap_lookup(o);
+					if (!s || s->size_class != cls) {
+						ok = 0;
+						break;
+					}
+					o = *(void **)o;
+				}
+				if (o != c->tc[2 * b + 1])
+					ok = 0;
+			}
 			pthread_mutex_unlock(&c->lock);
 		}
 	}
 	return ok;
 }
 
+/* fork: every shard that can be in use (nshards is fixed from here on),
+ * classes ascending within a shard.  No code path holds two central
+ * locks, so any fixed order is deadlock-free. */
 void hs_central_lock_all(void)
 {
-	for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
-		for (unsigned sh = 0; sh < NSH; sh++)
-			pthread_mutex_lock(&centrals[i][sh].lock);
+	unsigned ns = get_nshards();
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
+			pthread_mutex_lock(&centrals[sh][i].lock);
 }
 
 void hs_central_unlock_all(void)
 {
-	for (unsigned i = HS_NUM_CLASSES; i-- > 0;)
-		for (unsigned sh = NSH; sh-- > 0;)
-			pthread_mutex_unlock(&centrals[i][sh].lock);
+	unsigned ns = get_nshards();
+	for (unsigned sh = ns; sh-- > 0;)
+		for (unsigned i = HS_NUM_CLASSES; i-- > 0;)
+			pthread_mutex_unlock(&centrals[sh][i].lock);
 }
 
 void hs_central_reinit(void)
 {
-	for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
-		for (unsigned sh = 0; sh < NSH; sh++)
-			pthread_mutex_init(&centrals[i][sh].lock, NULL);
+	unsigned ns = get_nshards();
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
+			pthread_mutex_init(&centrals[sh][i].lock, NULL);
 	/* the child has one thread: the parent's counts mean nothing */
 	for (unsigned sh = 0; sh < NSH; sh++)
 		shard_threads[sh] = 0;

@@ -28,16 +28,22 @@ void hs_central_shard_put(unsigned shard);
 
 /*
  * Takes up to n objects of class cls from shard `shard`; they come back
- * as a chain linked through their first word (*(void **)obj), the last
- * link unspecified.  Returns how many (0 only on ENOMEM).  Thread-safe
- * (class lock, may take the page heap lock).
+ * as a chain from *head to *tail linked through their first word
+ * (*(void **)obj), the tail's link unspecified.  Returns how many (0 only
+ * on ENOMEM).  Thread-safe (class lock, may take the page heap lock).
  */
-int hs_central_remove_range(unsigned cls, unsigned shard, void **head, int n);
+int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
+			    void **tail, int n);
 
-/* Gives back a chain of n objects of class cls (linked as above), each to
- * the shard of its span.  Spans whose objects are all back return to the
- * page heap.  Thread-safe. */
-void hs_central_insert_range(unsigned cls, void *head, int n);
+/* Gives back a chain of n objects of class cls (linked as above, tail =
+ * the n-th), each to the shard of its span (a full batch may be kept
+ * whole in that shard's transfer cache).  Spans whose objects are all
+ * back return to the page heap.  Thread-safe. */
+void hs_central_insert_range(unsigned cls, void *head, void *tail, int n);
+
+/* Gives every batch held in transfer caches back to its spans
+ * (malloc_trim).  Thread-safe. */
+void hs_central_drain(void);
 
 /* Checker for tests: every listed span belongs to its class, is in use,
  * maps to itself and has a free or uncarved object.  1 if consistent. */

@@ -23,7 +23,7 @@ static void release_n(hs_tc_list_t *l, unsigned cls, uint32_t n)
 		last = *(void **)last;
 	l->head = *(void **)last;
 	l->length -= n;
-	hs_central_insert_range(cls, head, (int)n);
+	hs_central_insert_range(cls, head, last, (int)n);
 }
 
 static void flush_all(hs_tcache_t *tc)
@@ -57,18 +57,15 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 		return p;
 	}
 	int want = tc->state == HS_TC_ACTIVE ? hs_classes[cls].batch : 1;
-	void *chain;
-	int got = hs_central_remove_range(cls, tc->shard, &chain, want);
+	void *chain, *tail;
+	int got = hs_central_remove_range(cls, tc->shard, &chain, &tail, want);
 	if (got == 0)
 		return NULL;
 	void *p = chain;
 	if (got > 1) {
-		/* the chain's last link is unspecified: relink what we keep */
-		void *rest = *(void **)p, *q = rest;
-		for (int i = 1; i < got - 1; i++)
-			q = *(void **)q;
-		*(void **)q = l->head;
-		l->head = rest;
+		/* keep all but the head: the tail's link is unspecified */
+		*(void **)tail = l->head;
+		l->head = *(void **)p;
 		l->length += (uint32_t)(got - 1);
 	}
 	return p;
@@ -102,6 +99,7 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls)
 void hs_tc_flush_current(void)
 {
 	flush_all(&hs_tc);
+	hs_central_drain();
 }
 
 void hs_tc_thread_exit(void *arg)

@@ -49,7 +49,8 @@ void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
 /* Free list cls overflowed (length > max_length): give a batch back. */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls);
 
-/* Gives every cached object of the calling thread back (malloc_trim). */
+/* Gives every cached object of the calling thread back, and every batch
+ * in the central transfer caches to its spans (malloc_trim). */
 void hs_tc_flush_current(void);
 
 #endif /* HS_THREAD_CACHE_H */
