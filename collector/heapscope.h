@@ -508,6 +508,7 @@ struct hs_report_stats {
 	uint64_t lost_ringbuf_proc; /* ring-buffer drops of this process */
 	int64_t period;
 	uint64_t sampled_bytes, records; /* from the registry header */
+	uint64_t cached_bytes; /* header: freed sampled pages kept for reuse */
 	/* compatible probes (provider OTEL / DDHEAP; AUTO = HEAPSCOPE): no
 	 * registry, so the comments say what the profile cannot hold */
 	enum hs_provider provider;

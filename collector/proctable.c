@@ -349,6 +349,7 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 	};
 	if (p->reg_addr && !hs_registry__read_header(p->pid, p->reg_addr, &h)) {
 		st.sampled_bytes = h.sampled_bytes;
+		st.cached_bytes = h.cached_bytes;
 		st.records = h.live;
 		if (h.sample_period > 0)
 			st.period = snap->meta.period = h.sample_period;

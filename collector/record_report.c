@@ -82,6 +82,7 @@ int hs_record__write_report(const struct hs_options *o,
 	if (!hs_registry__locate(t, &addr) &&
 	    !hs_registry__read_header(o->pid, addr, &h)) {
 		st.sampled_bytes = h.sampled_bytes;
+		st.cached_bytes = h.cached_bytes;
 		st.records = h.live;
 	}
 	meta.ncomments = hs_report__comments(comments, 4, &st);

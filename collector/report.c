@@ -122,9 +122,11 @@ int hs_report__comments(char out[][160], size_t max,
 		snprintf(out[n++], 160,
 			 "heapscope: sampling period %lld bytes; sampling cost "
 			 "in the target: %llu bytes of pages held by sampled "
-			 "objects, %llu registry records",
+			 "objects (+%llu cached for reuse), %llu registry "
+			 "records",
 			 (long long)st->period,
 			 (unsigned long long)st->sampled_bytes,
+			 (unsigned long long)st->cached_bytes,
 			 (unsigned long long)st->records);
 	}
 	snprintf(out[n++], 160, "heapscope: pid %d (nspid %d) %s", st->pid,
