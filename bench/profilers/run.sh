@@ -6,7 +6,9 @@
 #   bench/profilers/run.sh [--runs N] [--ops N] [--slots N]
 #
 # Profilers: none (glibc), heapscope off / 2 MiB / 512 KiB (in-process
-# snapshot at the known point), heaptrack (leaked at exit = live heap),
+# snapshot at the known point), heapscope 2 MiB with the collector
+# attached (`heapscope daemon` started before the workload, so every
+# sampled event goes through the probes and BPF), heaptrack (leaked at exit = live heap),
 # bpftrace uprobes on every glibc malloc/free (memleak-bpfcc's method;
 # memleak-bpfcc itself needs kernel headers), jemalloc prof (default
 # lg_prof_sample 19 = 512 KiB, prof.dump at the known point), gperftools
@@ -34,6 +36,29 @@ if [ ! -e "$HS" ]; then
 	cmake -S "$ROOT" -B "$ROOT/build-bench" -DHEAPSCOPE_BUILD_COLLECTOR=OFF \
 		-DHEAPSCOPE_BUILD_TESTS=OFF >/dev/null && cmake --build "$ROOT/build-bench" -j2 >/dev/null
 fi
+# the collector, from the main build (scripts/build.sh)
+HSCLI=${HS_CLI:-$ROOT/build/collector/heapscope}
+PORT=${HS_BENCH_PORT:-16061}
+DAEMON_PID=
+stop_daemon() {
+	[ -n "$DAEMON_PID" ] || return 0
+	kill -TERM "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+trap stop_daemon EXIT
+# start_daemon: heapscope daemon on $HS, returns once it answers /metrics
+start_daemon() {
+	"$HSCLI" daemon --lib "$HS" --no-copies --listen 127.0.0.1:$PORT \
+		> "$TMP/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 100); do
+		curl -sf "http://127.0.0.1:$PORT/metrics" >/dev/null && return 0
+		sleep 0.1
+	done
+	echo "heapscope daemon did not start (see $TMP/daemon.log)" >&2
+	return 1
+}
 gcc -O2 -I"$ROOT/include" "$HERE/workload.c" -o "$TMP/workload" -ldl || exit 1
 W="$TMP/workload $OPS $SLOTS 12345"
 
@@ -68,12 +93,16 @@ run() {
 TSV=$OUT/profilers.tsv
 echo -e "run\tprofiler\ttime_s\trss_kb\testimate\ttrue" > "$TSV"
 for r in $(seq 1 "$RUNS"); do
-	for name in glibc heapscope-off heapscope-2MiB heapscope-512KiB heaptrack \
-		bpftrace-uprobes jemalloc-prof gperftools; do
+	for name in glibc heapscope-off heapscope-2MiB heapscope-2MiB+collector \
+		heapscope-512KiB heaptrack bpftrace-uprobes jemalloc-prof gperftools; do
 		case $name in
 		glibc) line=$(run $name $W) ;;
 		heapscope-off) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=0 $W) ;;
 		heapscope-2MiB) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=2097152 $W) ;;
+		heapscope-2MiB+collector)
+			[ -x "$HSCLI" ] && start_daemon || continue
+			line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=2097152 $W)
+			stop_daemon ;;
 		heapscope-512KiB) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=524288 $W) ;;
 		heaptrack) line=$(run $name heaptrack -o "$TMP/ht" $W) ;;
 		bpftrace-uprobes) line=$(run $name env BPFTRACE_MAP_KEYS_MAX=4194304 \
