@@ -5,6 +5,8 @@
 # the folded heap profile; each known call site must get its known amount
 # within 5 sigma of the estimator (DESIGN.md section 1: the variance of the
 # estimate M = sum W lies between T^2 - T and T*M; we use the upper bound).
+# LIB = "static": TARGET links libheapscope.a; nothing is preloaded and the
+# collector gets the binary itself with --lib.
 # Exit 77 = skip (not root / no BPF), turned into a failure when CI=true.
 set -u
 HEAPSCOPE=$1 LIB=$2 TARGET=$3
@@ -30,11 +32,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=42 LD_PRELOAD=$LIB \
+if [ "$LIB" = static ]; then
+	preload=() libopt=(--lib "$TARGET")
+else
+	preload=(LD_PRELOAD="$LIB") libopt=()
+fi
+env HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=42 "${preload[@]}" \
 	"$TARGET" >"$work/target.out" 2>"$work/target.err" &
 tpid=$!
 # The target waits until the collector has armed the probes.
-"$HEAPSCOPE" record -p "$tpid" -o "$work/heap.folded" 2>"$work/record.err" &
+"$HEAPSCOPE" record -p "$tpid" "${libopt[@]}" -o "$work/heap.folded" \
+	2>"$work/record.err" &
 rpid=$!
 
 for _ in $(seq 1 600); do
