@@ -6,6 +6,10 @@
  * -1), so processes started later are covered without a per-process
  * command; processes already running are found by scanning /proc/PID/maps
  * and their samples taken before the attach are read from their registry.
+ * An object without heapscope's probes but with the compatible
+ * otel_memory (else ddheap) alloc/free pair gets those attached instead
+ * (--provider); its processes have no registry, their events are matched
+ * by pointer (events.c).
  * Per-process state (struct hs_proc) is created at the first sight of a
  * pid, identified by pid + start time (a reused pid is a new process),
  * dropped on the exit event (or a sweep that finds the pid gone or
@@ -60,9 +64,15 @@ static uint64_t mono_ms(void)
 
 static void window_add(struct hs_proc *p, const struct hs_event *e)
 {
+	/* Compatible probes carry no record id; a window applies no frees,
+	 * so a reused pointer is a new sample: made-up ids (the live set's
+	 * own start at 2^63 as well, in another profile). */
+	static uint64_t compat_ids;
 	struct hs_sample s;
 
 	hs_sample__from_event(&s, e);
+	if (s.flags & HS_SAMPLE_COMPAT)
+		s.seq = (1ull << 63) + ++compat_ids;
 	for (struct hs_scrape_window *w = p->windows; w; w = w->next)
 		hs_profile__alloc(w->prof, &s);
 }
@@ -144,40 +154,96 @@ static void read_lost(struct hs_daemon *d, struct heapscope_bpf *skel)
 
 /* ------------------------------------------------------------ main */
 
+/* The probes to attach to an object with these notes: p itself if the
+ * object has p's alloc probe; for AUTO heapscope's, else otel_memory's,
+ * else ddheap's.  AUTO = none. */
+static enum hs_provider choose_provider(unsigned notes, enum hs_provider p)
+{
+	if (p != HS_PROVIDER_AUTO)
+		return hs_notes_have_alloc(notes, p) ? p : HS_PROVIDER_AUTO;
+	if (notes & HS_NOTE_HEAPSCOPE)
+		return HS_PROVIDER_HEAPSCOPE;
+	if (notes & HS_NOTE_OTEL_ALLOC)
+		return HS_PROVIDER_OTEL;
+	if (notes & HS_NOTE_DD_ALLOC)
+		return HS_PROVIDER_DDHEAP;
+	return HS_PROVIDER_AUTO;
+}
+
 /*
  * Attach the USDT programs for every process (pid -1) to the object at
  * path, once per inode: uprobes live on the inode, so a container's own
  * copy of the library (reached through /proc/PID/root) needs its own.
+ * heapscope's probes: sample_free, sample_alloc, rate_change; a
+ * compatible provider's: free (if the object has it), alloc.  Frees
+ * first, so an alloc seen has its free seen too.
  */
-int hs_daemon__attach_object(struct hs_daemon *d, const char *path)
+int hs_daemon__attach_object(struct hs_daemon *d, const char *path,
+			     enum hs_provider p, enum hs_provider *chosen)
 {
 	struct heapscope_bpf *skel = d->skel;
-	struct bpf_program *progs[] = {skel->progs.handle_sample_free,
-				       skel->progs.handle_sample_alloc,
-				       skel->progs.handle_rate_change};
-	const char *names[] = {"sample_free", "sample_alloc", "rate_change"};
+	struct bpf_program *progs[3];
+	const char *names[3];
+	enum hs_provider use;
+	size_t first = d->nlinks, nprogs = 0;
+	unsigned notes;
 	struct stat st;
-	size_t first = d->nlinks;
 
 	if (stat(path, &st))
 		return -errno;
 	for (size_t i = 0; i < d->nobjs; i++)
-		if (d->objs[i].dev == st.st_dev && d->objs[i].ino == st.st_ino)
+		if (d->objs[i].dev == st.st_dev &&
+		    d->objs[i].ino == st.st_ino) {
+			if (chosen)
+				*chosen = d->objs[i].provider;
 			return 0;
+		}
 	if (d->nobjs == HS_DAEMON_MAX_OBJS)
 		return -ENOSPC;
-	for (size_t i = 0; i < 3; i++) {
+	notes = hs_elf_probe_notes(path);
+	use = choose_provider(notes, p);
+	if (use == HS_PROVIDER_AUTO) {
+		if (p == HS_PROVIDER_AUTO)
+			fprintf(stderr,
+				"heapscope daemon: %s has no heapscope, "
+				"otel_memory or ddheap alloc probe\n",
+				path);
+		else
+			fprintf(stderr,
+				"heapscope daemon: %s has no %s:%s probe\n",
+				path, hs_provider_name(p),
+				p == HS_PROVIDER_HEAPSCOPE ? "sample_alloc" :
+							     "alloc");
+		return -ENOENT;
+	}
+	if (use == HS_PROVIDER_HEAPSCOPE) {
+		progs[0] = skel->progs.handle_sample_free;
+		progs[1] = skel->progs.handle_sample_alloc;
+		progs[2] = skel->progs.handle_rate_change;
+		names[0] = "sample_free";
+		names[1] = "sample_alloc";
+		names[2] = "rate_change";
+		nprogs = 3;
+	} else {
+		if (hs_notes_have_free(notes, use)) {
+			progs[nprogs] = skel->progs.handle_compat_free;
+			names[nprogs++] = "free";
+		}
+		progs[nprogs] = skel->progs.handle_compat_alloc;
+		names[nprogs++] = "alloc";
+	}
+	for (size_t i = 0; i < nprogs; i++) {
 		struct bpf_link *link = bpf_program__attach_usdt(
-			progs[i], -1, path, HEAPSCOPE_PROVIDER, names[i], NULL);
+			progs[i], -1, path, hs_provider_name(use), names[i],
+			NULL);
 
 		if (!link) {
 			int err = -errno;
 
 			fprintf(stderr,
 				"heapscope daemon: cannot attach to %s:%s in "
-				"%s: %s (is it built with the heapscope "
-				"probes?)\n",
-				HEAPSCOPE_PROVIDER, names[i], path,
+				"%s: %s\n",
+				hs_provider_name(use), names[i], path,
 				strerror(-err));
 			while (d->nlinks > first)
 				bpf_link__destroy(d->links[--d->nlinks]);
@@ -186,16 +252,27 @@ int hs_daemon__attach_object(struct hs_daemon *d, const char *path)
 		d->links[d->nlinks++] = link;
 	}
 	d->objs[d->nobjs].dev = st.st_dev;
-	d->objs[d->nobjs++].ino = st.st_ino;
-	if (d->verbose)
-		fprintf(stderr, "heapscope daemon: attached to %s\n", path);
+	d->objs[d->nobjs].ino = st.st_ino;
+	d->objs[d->nobjs++].provider = use;
+	if (chosen)
+		*chosen = use;
+	if (d->verbose || use != HS_PROVIDER_HEAPSCOPE)
+		fprintf(stderr, "heapscope daemon: attached to %s probes in "
+				"%s%s\n",
+			hs_provider_name(use), path,
+			use == HS_PROVIDER_HEAPSCOPE ?
+				"" :
+				" (no registry: its processes' allocations "
+				"before this attach are not in their "
+				"profiles)");
 	return 0;
 }
 
 static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel)
 {
 	for (size_t l = 0; l < d->nlibs; l++) {
-		int err = hs_daemon__attach_object(d, d->libs[l]);
+		int err = hs_daemon__attach_object(d, d->libs[l], d->provider,
+						   &d->lib_provider[l]);
 
 		if (err)
 			return err;

@@ -64,6 +64,10 @@ struct hs_daemon {
 	/* options */
 	const char *libs[HS_DAEMON_MAX_LIBS];
 	size_t nlibs;
+	/* --provider (default auto); per --lib, the probes chosen for it at
+	 * attach (never AUTO once attached) */
+	enum hs_provider provider;
+	enum hs_provider lib_provider[HS_DAEMON_MAX_LIBS];
 	struct sockaddr_storage listen_addr;
 	socklen_t listen_len;
 	char listen_text[128];
@@ -80,6 +84,7 @@ struct hs_daemon {
 	struct hs_attached_obj {
 		dev_t dev;
 		ino_t ino;
+		enum hs_provider provider; /* whose probes are attached */
 	} objs[HS_DAEMON_MAX_OBJS];
 	size_t nobjs;
 	void *links[HS_DAEMON_MAX_OBJS * 3];
@@ -138,9 +143,14 @@ void hs_daemon__scan(struct hs_daemon *d);
  * a scrape symbolizes the process. */
 void hs_symref__check(struct hs_symref *r, const uint64_t *a, size_t n);
 
-/* daemon.c: attach the probes for every process to the object at path,
- * once per inode (a container's own copy included). */
-int hs_daemon__attach_object(struct hs_daemon *d, const char *path);
+/* daemon.c: attach the probes of provider p (AUTO: heapscope's if the
+ * object's notes have them, else otel_memory, else ddheap) for every
+ * process to the object at path, once per inode (a container's own copy
+ * included).  0 (*chosen, if not NULL: the provider attached, or the one
+ * attached earlier to that inode) or -errno after a message on stderr;
+ * -ENOENT: the object has no alloc probe of p. */
+int hs_daemon__attach_object(struct hs_daemon *d, const char *path,
+			     enum hs_provider p, enum hs_provider *chosen);
 
 /* daemon_options.c: the `daemon` command line (argv[0] is "daemon") into
  * d, zeroed by the caller; checks --listen, --lib and --dump-dir.  Returns

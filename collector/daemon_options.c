@@ -17,6 +17,7 @@
 
 static const char usage[] =
 	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT]\n"
+	"                        [--provider auto|heapscope|otel_memory|ddheap]\n"
 	"                        [--allow-remote] [--no-copies] [--dump-dir DIR]\n"
 	"                        [-v]\n"
 	"\n"
@@ -24,11 +25,19 @@ static const char usage[] =
 	"object given with --lib), including processes started later and\n"
 	"processes in containers, and serve the profiles over HTTP.\n"
 	"\n"
-	"  --lib PATH          object with the heapscope probes: the shared\n"
-	"                      library, or a binary linking it statically\n"
-	"                      (repeatable; default: the first\n"
+	"  --lib PATH          object with the probes: libheapscope.so, a\n"
+	"                      binary linking it statically, or another\n"
+	"                      allocator that fires otel_memory or ddheap\n"
+	"                      probes (repeatable; default: the first\n"
 	"                      libheapscope.so found in /usr/local/lib,\n"
 	"                      /usr/lib/x86_64-linux-gnu, /usr/lib, /lib)\n"
+	"  --provider P        which probes to read in each --lib: auto\n"
+	"                      (default: heapscope's if the object has them,\n"
+	"                      else otel_memory's, else ddheap's),\n"
+	"                      heapscope, otel_memory or ddheap.  The\n"
+	"                      compatible probes have no registry: a process's\n"
+	"                      profile holds only what it allocated after the\n"
+	"                      attach, and stacks need frame pointers\n"
 	"  --listen ADDR:PORT  HTTP address (default 127.0.0.1:6060; IPv6 as\n"
 	"                      [::1]:PORT)\n"
 	"  --allow-remote      permit a non-loopback --listen address; the\n"
@@ -132,13 +141,21 @@ static const char *default_lib(void)
 
 int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 {
-	enum { OPT_LIB = 256, OPT_LISTEN, OPT_REMOTE, OPT_DUMP, OPT_NOCOPIES };
+	enum {
+		OPT_LIB = 256,
+		OPT_LISTEN,
+		OPT_REMOTE,
+		OPT_DUMP,
+		OPT_NOCOPIES,
+		OPT_PROVIDER,
+	};
 	static const struct option longopts[] = {
 		{"lib", required_argument, NULL, OPT_LIB},
 		{"listen", required_argument, NULL, OPT_LISTEN},
 		{"allow-remote", no_argument, NULL, OPT_REMOTE},
 		{"dump-dir", required_argument, NULL, OPT_DUMP},
 		{"no-copies", no_argument, NULL, OPT_NOCOPIES},
+		{"provider", required_argument, NULL, OPT_PROVIDER},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -177,6 +194,16 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 			break;
 		case OPT_DUMP:
 			d->dump_dir = optarg;
+			break;
+		case OPT_PROVIDER:
+			if (hs_parse_provider(optarg, &d->provider)) {
+				fprintf(stderr,
+					"heapscope daemon: invalid --provider "
+					"'%s' (auto, heapscope, otel_memory or "
+					"ddheap)\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'v':
 			d->verbose = true;

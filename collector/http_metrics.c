@@ -63,6 +63,12 @@ enum MHD_Result hs_http__processes(struct hs_daemon *d,
 			json_str(f, p->info.binary);
 			fputs(", \"library\": ", f);
 			json_str(f, p->t.path);
+			/* whose probes: heapscope, otel_memory, ddheap */
+			fputs(", \"provider\": ", f);
+			json_str(f, hs_provider_name(
+					    p->t.provider == HS_PROVIDER_AUTO ?
+						    HS_PROVIDER_HEAPSCOPE :
+						    p->t.provider));
 			fputs(", \"cgroup\": ", f);
 			json_str(f, p->info.cgroup);
 			fprintf(f,

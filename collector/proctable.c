@@ -88,7 +88,11 @@ static void read_registry(struct hs_daemon *d, struct hs_proc *p)
 	struct hs_registry_snapshot snap;
 	pid_t pid = p->pid;
 
-	if (!p->t.path[0] || hs_registry__locate(&p->t, &p->reg_addr)) {
+	/* Compatible probes: no registry (an allocator's own, e.g.
+	 * libheapscope's read through its otel_memory probes, would count
+	 * twice: its records are keyed by id, these events by pointer). */
+	if (!p->t.path[0] || p->t.provider != HS_PROVIDER_HEAPSCOPE ||
+	    hs_registry__locate(&p->t, &p->reg_addr)) {
 		p->reg_addr = 0;
 		return;
 	}
@@ -120,8 +124,11 @@ static int find_target(struct hs_daemon *d, pid_t pid, struct hs_target *t)
 
 	struct stat st;
 
+	/* Each --lib with the probes chosen for it at attach (heapscope's
+	 * sets t->provider HEAPSCOPE, the others that compatible one). */
 	for (size_t i = 0; i < d->nlibs && err; i++)
-		err = hs_target__find(t, pid, d->libs[i]);
+		err = hs_target__find_provider(t, pid, d->libs[i],
+					       d->lib_provider[i]);
 	if (err || !d->no_copies)
 		return err;
 	/* --no-copies: only the very files given with --lib. */
@@ -165,7 +172,8 @@ struct hs_proc *hs_daemon__follow(struct hs_daemon *d, pid_t pid,
 		find_target(d, pid, &p->t);
 	track(d, pid, true);
 	if (!p->gone && p->t.open_path[0] && d->skel) {
-		int aerr = hs_daemon__attach_object(d, p->t.open_path);
+		int aerr = hs_daemon__attach_object(d, p->t.open_path,
+						    p->t.provider, NULL);
 
 		if (aerr)
 			fprintf(stderr,
@@ -331,6 +339,12 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 		.lost_stack = d->lost[HS_LOST_STACK],
 		.lost_ringbuf_proc = hs_daemon__lost(d, p->pid),
 		.period = p->ev.period,
+		/* compatible probes: the comments state the missing registry
+		 * and the frees of allocations from before the attach */
+		.provider = p->t.provider,
+		.compat_no_free = p->t.path[0] &&
+				  !hs_notes_have_free(p->t.notes, p->t.provider),
+		.compat_unmatched = p->ev.compat_unmatched,
 	};
 	int err;
 
