@@ -154,6 +154,13 @@ int hs_events__handle(void *ctx, void *data, size_t size)
 		ev->bad++;
 		return 0;
 	}
+	/* After the exec (or exit) event the pid is another image: its
+	 * events, queued behind it in the same poll or the final drain, must
+	 * not join this profile, nor make the symbolizer refresh its maps
+	 * snapshot to the new image's (the old stacks would then resolve to
+	 * [unknown]). */
+	if (ev->exited || ev->execed)
+		return 0;
 	if (e->flags & HS_EVF_COMPAT) {
 		if (e->type == HS_EV_ALLOC)
 			on_compat_alloc(ev, e);
