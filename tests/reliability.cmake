@@ -114,3 +114,17 @@ add_test(NAME rel_collector_faults COMMAND ${HS_REL_DIR}/test_collector_faults.s
   $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:test_stress>)
 set_tests_properties(rel_collector_faults PROPERTIES SKIP_RETURN_CODE 77
   TIMEOUT 240 LABELS "e2e;root;bpf;collector;reliability")
+
+# 9. the target's life during a recording (root, BPF): pid reuse (record
+# and daemon stopped across it), exec during record, a forced ring-buffer
+# overflow at period 1 (~10-20 s each)
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  foreach(m pid_reuse exec overflow)
+    add_test(NAME rel_collector_${m}
+      COMMAND ${HS_REL_DIR}/test_collector_lifecycle.sh ${m}
+        $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+        $<TARGET_FILE:hold_100mib>)
+    set_tests_properties(rel_collector_${m} PROPERTIES SKIP_RETURN_CODE 77
+      TIMEOUT 120 LABELS "e2e;root;bpf;collector;reliability" RUN_SERIAL TRUE)
+  endforeach()
+endif()
