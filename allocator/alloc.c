@@ -168,6 +168,26 @@ void *hs_realloc(void *p, size_t n)
 		 * copy, and a decommit of the sampled pages on free. */
 		if (n <= old && n >= old / 2)
 			return p;
+		/* Growing: the sampler sees n as a new allocation; if it is
+		 * sampled, the sample may stay where it is (its pages grow
+		 * in place), else it moves like any other. */
+		if (n > old) {
+			void *q = NULL;
+			if (!hs_sampler_try_fast(&hs_tc.sampler, n)) {
+				q = hs_sample_realloc_slow(&hs_tc.sampler, n, p);
+				if (q == p)
+					return p;
+			}
+			if (!q)
+				q = alloc_unsampled(n, 0);
+			if (!q) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			memcpy(q, p, old);
+			hs_free_inline(p, 0);
+			return q;
+		}
 	} else {
 		hs_span_t *s = hs_pagemap_lookup(p);
 		/* an interior pointer of a large span is not owned either:

@@ -122,16 +122,57 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Take the sample: pages, proxy, stack, record, probe.  Guard held. */
-static void *take_sample(size_t r, size_t align, size_t w)
+/* Lock held.  The slot of p, or HS_PAGES_NONE when p does not start a
+ * live sampled allocation. */
+static uint32_t lookup(const void *p, uint32_t *page)
+{
+	uintptr_t off = (uintptr_t)p - hs_sampled_start;
+
+	if (off >= hs_sampled_size || (off & (HS_PAGE_SIZE - 1)))
+		return HS_PAGES_NONE;
+	*page = (uint32_t)(off >> HS_PAGE_SHIFT);
+	return hs_pages_slot(*page);
+}
+
+/* Lock held.  Retire the record in slot of the sampled allocation p (its
+ * pages are the caller's business): lifetime sessions, sample_free before
+ * the pages can be reused, statistics, registry.  stack/depth: where it
+ * was freed; t: now (ns).  Returns its proxy (to be freed after the lock),
+ * or NULL. */
+static void *release_record(uint32_t slot, const void *p, const uint64_t *stack,
+			    uint32_t depth, uint64_t t, int lifetime)
+{
+	struct heapscope_record *rec = hs_registry_record(slot);
+	uint64_t seq = hs_registry_next_seq();
+	void *proxy = (void *)(uintptr_t)rec->proxy;
+
+	if (lifetime)
+		hs_session_on_free(rec, stack, depth, t, hs_gettid());
+	if (HS_PROBE_ENABLED(sample_free))
+		HS_PROBE_SAMPLE_FREE(p, rec->requested, rec->allocated, rec->seq,
+				     stack, depth, seq);
+	HS_PROBE_COMPAT_FREE(p, rec->requested, rec->allocated);
+	account(rec, -1);
+	hs_frag_clear(slot);
+	hs_registry_release(slot); /* seq cleared first */
+	hs_frag_refresh_some(t);
+	return proxy;
+}
+
+/* Take the sample: pages, proxy, stack, record, probe.  Guard held.
+ * grow: a live sampled allocation that realloc is growing to r bytes, or
+ * NULL; when its page run has (or can get, in place) the pages r needs,
+ * the new sample reuses its address and contents and its old record is
+ * retired first (sample_free, then sample_alloc of the same pointer). */
+static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 {
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
 	struct heapscope_record *rec;
 	size_t a, bytes, npages, align_pages;
-	uint32_t depth, slot, page;
+	uint32_t depth, slot, page, old_slot = HS_PAGES_NONE;
 	uint64_t seq, t;
 	bool recycled;
-	void *proxy = NULL, *p;
+	void *proxy = NULL, *old_proxy = NULL, *p;
 
 	if (align > REGION_ALIGN)
 		return NULL;
@@ -155,13 +196,24 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	slot = hs_registry_slot_alloc();
 	if (slot == HS_REGISTRY_NO_SLOT)
 		goto fail;
-	page = hs_pages_alloc((uint32_t)npages, (uint32_t)align_pages, slot,
-			      &recycled);
-	if (page == HS_PAGES_NONE) {
-		hs_registry_slot_free(slot);
-		goto fail;
+	if (grow && (old_slot = lookup(grow, &page)) != HS_PAGES_NONE &&
+	    hs_pages_extend(page, (uint32_t)npages)) {
+		p = grow;
+		old_proxy = release_record(old_slot, p, stack, depth, t,
+					   __atomic_load_n(&hs_lifetime_sessions_active,
+							   __ATOMIC_RELAXED));
+		hs_pages_set_slot(page, slot);
+		npages = hs_pages_len(page);
+	} else {
+		old_slot = HS_PAGES_NONE;
+		page = hs_pages_alloc((uint32_t)npages, (uint32_t)align_pages,
+				      slot, &recycled);
+		if (page == HS_PAGES_NONE) {
+			hs_registry_slot_free(slot);
+			goto fail;
+		}
+		p = (void *)(hs_sampled_start + ((uintptr_t)page << HS_PAGE_SHIFT));
 	}
-	p = (void *)(hs_sampled_start + ((uintptr_t)page << HS_PAGE_SHIFT));
 	rec = hs_registry_record(slot);
 	rec->ptr = (uintptr_t)p;
 	rec->requested = r;
@@ -184,6 +236,8 @@ static void *take_sample(size_t r, size_t align, size_t w)
 	if (__atomic_load_n(&hs_allocs_sessions_active, __ATOMIC_RELAXED))
 		hs_session_on_alloc(rec);
 	pthread_mutex_unlock(&lock);
+	if (old_proxy)
+		hs_free_unsampled(old_proxy);
 
 	/* Nobody else can free p before we return it: firing outside the
 	 * lock cannot reorder this event after its own sample_free. */
@@ -198,7 +252,8 @@ fail:
 	return NULL;
 }
 
-void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align)
+static void *sample_slow(hs_sampler_t *s, size_t requested, size_t align,
+			 void *grow)
 {
 	int64_t ctl = hs_registry_take_control();
 	size_t w;
@@ -221,23 +276,21 @@ void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align)
 		STAT_ADD(dropped_total, 1);
 		return NULL;
 	}
-	p = take_sample(requested, align, w);
+	p = take_sample(requested, align, w, grow);
 	if (!p)
 		STAT_ADD(dropped_total, 1);
 	hs_guard_leave();
 	return p;
 }
 
-/* Lock held.  The slot of p, or HS_PAGES_NONE when p does not start a
- * live sampled allocation. */
-static uint32_t lookup(const void *p, uint32_t *page)
+void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align)
 {
-	uintptr_t off = (uintptr_t)p - hs_sampled_start;
+	return sample_slow(s, requested, align, NULL);
+}
 
-	if (off >= hs_sampled_size || (off & (HS_PAGE_SIZE - 1)))
-		return HS_PAGES_NONE;
-	*page = (uint32_t)(off >> HS_PAGE_SHIFT);
-	return hs_pages_slot(*page);
+void *hs_sample_realloc_slow(hs_sampler_t *s, size_t requested, void *p)
+{
+	return sample_slow(s, requested, 0, p);
 }
 
 static void report_invalid(const void *p, int guarded)
@@ -348,22 +401,8 @@ void hs_sampled_free(void *p, size_t size_hint)
 							       HEAPSCOPE_MAX_FRAMES;
 		memcpy(mm.stack, rec->stack, mm.depth * sizeof(mm.stack[0]));
 	}
-	if (lifetime)
-		hs_session_on_free(rec, stack, depth, t, hs_gettid());
-	{
-		uint64_t seq = hs_registry_next_seq();
-
-		/* before the pages can be reused or decommitted */
-		if (HS_PROBE_ENABLED(sample_free))
-			HS_PROBE_SAMPLE_FREE(p, rec->requested, rec->allocated,
-					     rec->seq, stack, depth, seq);
-		HS_PROBE_COMPAT_FREE(p, rec->requested, rec->allocated);
-	}
-	proxy = (void *)(uintptr_t)rec->proxy;
-	account(rec, -1);
-	hs_frag_clear(slot);
-	hs_registry_release(slot); /* seq cleared first */
-	hs_frag_refresh_some(t);
+	/* before the pages can be reused or decommitted */
+	proxy = release_record(slot, p, stack, depth, t, lifetime);
 	hs_pages_free(page);
 	update_cache_stats();
 	pthread_mutex_unlock(&lock);

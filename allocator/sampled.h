@@ -39,6 +39,15 @@ int hs_pages_init(uintptr_t base, uint32_t npages, uint64_t cache_pages);
 uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot,
 			bool *recycled);
 
+/* Grow the run in use starting at page to at least n pages in place, from
+ * the free run (warm or cold) or the never-used pages right after it.
+ * True when the run now has >= n pages (also when it had already);
+ * false, unchanged, when its right neighbour is in use or too short. */
+bool hs_pages_extend(uint32_t page, uint32_t n);
+
+/* Tag the run in use starting at page with another registry slot. */
+void hs_pages_set_slot(uint32_t page, uint32_t slot);
+
 /* The slot of the run starting at page, or HS_PAGES_NONE when page does
  * not start a run in use (interior, free or never used). */
 uint32_t hs_pages_slot(uint32_t page);

@@ -256,6 +256,39 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot,
 	return a;
 }
 
+bool hs_pages_extend(uint32_t page, uint32_t n)
+{
+	uint32_t len = meta[page].len, e = page + len, need, flen;
+	unsigned k;
+
+	if (n <= len)
+		return true;
+	need = n - len;
+	if (e == frontier) {
+		if ((uint64_t)e + need > npages)
+			return false;
+		frontier += need;
+	} else if (e < frontier && meta[e].tag == TAG_FREE_HEAD &&
+		   meta[e].len >= need) {
+		k = meta[e].kind;
+		flen = unmake_free(e);
+		if (flen > need)
+			make_free(e + need, flen - need, k);
+		if (k == WARM)
+			recycled_pages += need;
+	} else {
+		return false;
+	}
+	meta[page].len = n;
+	in_use += need;
+	return true;
+}
+
+void hs_pages_set_slot(uint32_t page, uint32_t slot)
+{
+	meta[page].a = slot;
+}
+
 uint32_t hs_pages_slot(uint32_t page)
 {
 	if (page >= frontier || meta[page].tag != TAG_USED)

@@ -51,6 +51,17 @@ static inline bool hs_sampler_try_fast(hs_sampler_t *s, size_t requested)
  */
 void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align);
 
+/*
+ * hs_sample_alloc_slow() for realloc growing the live sampled allocation p
+ * to `requested` bytes (default alignment).  When the new size is sampled
+ * and p's page run has or can get the pages in place, returns p itself,
+ * re-recorded as a new sample (sample_free of the old record, then
+ * sample_alloc; contents kept).  Otherwise as hs_sample_alloc_slow: a new
+ * sampled pointer elsewhere (the caller copies and frees p), or NULL (the
+ * caller serves the request unsampled).  Thread-safe.
+ */
+void *hs_sample_realloc_slow(hs_sampler_t *s, size_t requested, void *p);
+
 /* The sampled region [hs_sampled_start, hs_sampled_start + hs_sampled_size);
  * size is 0 until sampling is initialised. */
 extern uintptr_t hs_sampled_start;

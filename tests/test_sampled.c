@@ -311,6 +311,75 @@ static void test_page_cache(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* realloc growing a sampled block: at T = 1 the new size is sampled too,
+ * so it stays where it is while its pages can grow in place (room in its
+ * page, or free pages right after it), re-recorded with the new size (one
+ * sample freed, one taken); next to a live block it moves.  Contents are
+ * kept either way. */
+static void test_realloc_grow_in_place(void **state)
+{
+	struct heapscope_sampling_stats a = stats(), b;
+	const struct heapscope_record *rec;
+	uint64_t seq0;
+	char *p, *q, *blocker;
+
+	(void)state;
+	/* a known layout: an empty cache, then one 6-page warm run, whose
+	 * first page the 100-byte sample takes (warm runs go first) */
+	malloc_trim(0);
+	q = malloc(6 * PAGE - 100);
+	free(q);
+	assert_int_equal(stats().cached_bytes, 6 * PAGE);
+	p = malloc(100);
+	assert_ptr_equal(p, q);
+	for (int i = 0; i < 100; i++)
+		p[i] = (char)i;
+	seq0 = find_record(p)->seq;
+	q = realloc(p, 5000); /* 5000 fits p's 8 KiB page */
+	assert_ptr_equal(q, p);
+	rec = find_record(q);
+	assert_non_null(rec);
+	assert_true(rec->seq > seq0 + 1);
+	assert_int_equal(rec->requested, 5000);
+	assert_int_equal(rec->allocated, malloc_usable_size(q));
+	assert_int_equal(rec->span_bytes, PAGE);
+	b = stats();
+	assert_int_equal(b.samples_total, a.samples_total + 3);
+	assert_int_equal(b.frees_total, a.frees_total + 2);
+	assert_int_equal(b.live, a.live + 1);
+	for (int i = 100; i < 5000; i++)
+		q[i] = 7;
+	/* 40000 B = 5 pages: 4 more from the warm run after it */
+	p = realloc(q, 40000);
+	assert_ptr_equal(p, q);
+	rec = find_record(p);
+	assert_int_equal(rec->requested, 40000);
+	assert_int_equal(rec->span_bytes, 5 * PAGE);
+	assert_int_equal(stats().pages_bytes, a.pages_bytes + 5 * PAGE);
+	assert_int_equal(stats().cached_bytes, PAGE);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(p[i], (char)i);
+	assert_int_equal(p[4999], 7);
+	/* a live block right after it (the last warm page): the next
+	 * growth moves it */
+	blocker = malloc(100);
+	assert_ptr_equal(blocker, p + 5 * PAGE);
+	q = realloc(p, 100000);
+	assert_ptr_not_equal(q, p);
+	assert_null(find_record(p));
+	assert_int_equal(find_record(q)->requested, 100000);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(q[i], (char)i);
+	assert_int_equal(q[4999], 7);
+	free(q);
+	free(blocker);
+	b = stats();
+	assert_int_equal(b.live, a.live);
+	assert_int_equal(b.pages_bytes, a.pages_bytes);
+	assert_int_equal(REG->live, count_live_records());
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* Run with HEAPSCOPE_SAMPLED_CACHE=192K: three 64 KiB blocks freed in
  * turn (kept apart by live ones, so they do not merge) fill the cache;
  * the fourth evicts the least recently freed, which is decommitted. */
@@ -545,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_seqlock_reader),
 		cmocka_unit_test(test_set_period),
 		cmocka_unit_test(test_page_cache),
+		cmocka_unit_test(test_realloc_grow_in_place),
 	};
 	const char *cache = getenv("HEAPSCOPE_SAMPLED_CACHE");
 
