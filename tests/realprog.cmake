@@ -36,7 +36,7 @@ add_test(NAME realprog_python3_glibc
   COMMAND ${HS_RP_DIR}/realprog_python3.sh baseline ${HS_RP_OUT}
     ${HS_RP_PY_MODULES} ${HS_RP_PY_MODULES_P1})
 set_tests_properties(realprog_python3_glibc PROPERTIES TIMEOUT 900
-  LABELS "realprog;preload;allocator" SKIP_RETURN_CODE 77
+  LABELS "realprog;allocator" SKIP_RETURN_CODE 77
   FIXTURES_SETUP hs_rp_python3)
 
 foreach(rate 0 default 1)
@@ -52,7 +52,7 @@ foreach(rate 0 default 1)
     COMMAND ${HS_RP_DIR}/realprog_python3.sh compare ${HS_RP_OUT}
       $<TARGET_FILE:heapscope> ${_mods})
   set_tests_properties(realprog_python3_rate_${rate} PROPERTIES TIMEOUT 900
-    LABELS "realprog;preload;allocator" SKIP_RETURN_CODE 77
+    LABELS "realprog;allocator" SKIP_RETURN_CODE 77
     FIXTURES_REQUIRED hs_rp_python3 ENVIRONMENT "${_env}")
 
   if(HS_SQLITE3)
@@ -60,7 +60,7 @@ foreach(rate 0 default 1)
       COMMAND ${HS_RP_DIR}/realprog_sqlite3.sh $<TARGET_FILE:heapscope>
         ${HS_SQLITE3} ${HS_RP_DIR}/programs/realprog_heavy.sql)
     set_tests_properties(realprog_sqlite3_rate_${rate} PROPERTIES TIMEOUT 600
-      LABELS "realprog;preload;allocator" ENVIRONMENT "${_env}")
+      LABELS "realprog;allocator" ENVIRONMENT "${_env}")
   endif()
 
   # gcc at period 1: see docs/reliability.md (too slow for CI here)
@@ -69,7 +69,7 @@ foreach(rate 0 default 1)
       COMMAND ${HS_RP_DIR}/realprog_gcc.sh $<TARGET_FILE:heapscope>
         ${CMAKE_SOURCE_DIR})
     set_tests_properties(realprog_gcc_rate_${rate} PROPERTIES TIMEOUT 900
-      LABELS "realprog;preload;allocator" SKIP_RETURN_CODE 77
+      LABELS "realprog;allocator" SKIP_RETURN_CODE 77
       ENVIRONMENT "${_env}")
   endif()
 endforeach()
