@@ -28,7 +28,8 @@
 #include "stats.h"
 
 #define TC_SLOTS 64
-#define TC_BYTES ((size_t)256 << 10)
+#define TC_BYTES ((size_t)64 << 10)
+#define TC_MAX_SIZE 1024 /* larger objects: the per-object cost is small */
 
 typedef struct central {
 	pthread_mutex_t lock;
@@ -108,6 +109,8 @@ void hs_central_shard_put(unsigned shard)
 static uint32_t tc_capacity(unsigned cls)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
+	if (ci->size > TC_MAX_SIZE)
+		return 0;
 	size_t batch_bytes = (size_t)ci->batch * ci->size;
 	size_t n = TC_BYTES / batch_bytes;
 	return (uint32_t)(n > TC_SLOTS ? TC_SLOTS : n);
@@ -226,42 +229,55 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	return got;
 }
 
-/* Gives n objects back to their spans, each under its span's shard lock. */
+/* Gives n objects back to their spans, each under its span's shard lock:
+ * the objects of the first object's shard in one pass under that lock,
+ * the others set aside for the next pass (objects of k shards: k lock
+ * acquisitions, not one per change of shard along the chain). */
 static void insert_spans(unsigned cls, void *head, int n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
-	central_t *c = NULL; /* the shard lock held */
 	int64_t free_delta = 0, span_delta = 0;
-	for (int i = 0; i < n; i++) {
-		void *obj = head;
-		head = *(void **)obj;
-		hs_span_t *s = hs_pagemap_lookup(obj);
-		/* a span's shard is fixed while it has objects out */
-		central_t *sc = &centrals[s->shard][cls];
-		if (sc != c) {
-			if (c)
-				pthread_mutex_unlock(&c->lock);
-			c = sc;
-			pthread_mutex_lock(&c->lock);
+	while (n > 0) {
+		central_t *c = NULL; /* the shard lock held */
+		void *rest = NULL;
+		int nrest = 0;
+		for (int i = 0; i < n; i++) {
+			void *obj = head;
+			head = *(void **)obj;
+			hs_span_t *s = hs_pagemap_lookup(obj);
+			/* a span's shard is fixed while it has objects out */
+			central_t *sc = &centrals[s->shard][cls];
+			if (!c) {
+				c = sc;
+				pthread_mutex_lock(&c->lock);
+			} else if (sc != c) {
+				*(void **)obj = rest;
+				rest = obj;
+				nrest++;
+				continue;
+			}
+			*(void **)obj = s->freelist;
+			s->freelist = obj;
+			s->allocated--;
+			if (s->allocated == 0) {
+				if (s->in_list)
+					unlink_span(c, s);
+				span_delta -= (int64_t)hs_span_bytes(s);
+				free_delta -=
+					(int64_t)(ci->objects - 1) * ci->size;
+				__atomic_store_n(&s->size_class, 0,
+						 __ATOMIC_RELAXED);
+				hs_page_heap_free(s);
+				continue;
+			}
+			free_delta += (int64_t)ci->size;
+			if (!s->in_list)
+				link_span(c, s);
 		}
-		*(void **)obj = s->freelist;
-		s->freelist = obj;
-		s->allocated--;
-		if (s->allocated == 0) {
-			if (s->in_list)
-				unlink_span(c, s);
-			span_delta -= (int64_t)hs_span_bytes(s);
-			free_delta -= (int64_t)(ci->objects - 1) * ci->size;
-			__atomic_store_n(&s->size_class, 0, __ATOMIC_RELAXED);
-			hs_page_heap_free(s);
-			continue;
-		}
-		free_delta += (int64_t)ci->size;
-		if (!s->in_list)
-			link_span(c, s);
-	}
-	if (c)
 		pthread_mutex_unlock(&c->lock);
+		head = rest;
+		n = nrest;
+	}
 	/* once per batch: the statistics' cache line is shared by all */
 	if (span_delta)
 		hs_stat_add(HS_STAT_small_span_bytes, span_delta);
