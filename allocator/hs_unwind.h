@@ -33,10 +33,13 @@ static inline void hs_guard_leave(void)
 
 /*
  * Capture up to max return addresses of the calling thread into out[],
- * innermost first, with libgcc's _Unwind_Backtrace (DWARF CFI, right for
- * code built without frame pointers).  The allocator's own frames are
- * skipped, so out[0] is the caller of malloc / operator new.  Returns the
- * number of frames stored.  Call with the guard held.
+ * innermost first, from the DWARF CFI (right for code built without frame
+ * pointers): a cached unwind step per return address (unwind.c), with
+ * libgcc's _Unwind_Backtrace for stacks through frames outside the simple
+ * CFA = RSP/RBP + k subset; both give the same addresses.  The allocator's
+ * own frames are skipped, so out[0] is the caller of malloc / operator
+ * new.  Returns the number of frames stored.  Call with the guard held.
+ * Lock-free and allocation-free on the cached path.
  */
 uint32_t hs_unwind_capture(uint64_t *out, uint32_t max);
 
