@@ -8,7 +8,8 @@ set_target_properties(hold_100mib PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
 
 if(HEAPSCOPE_BUILD_COLLECTOR)
-  foreach(t before after kill_mid_scrape container sighup_rate lost exec)
+  foreach(t before after kill_mid_scrape container sighup_rate sigterm_dump
+          lost exec)
     add_test(NAME daemon_${t}
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_daemon.sh ${t}
         $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>

@@ -20,6 +20,10 @@
 #   sighup_rate      SIGHUP dumps atomically to --dump-dir; `heapscope rate`
 #                    changes the period; record --format pprof|text; SIGTERM
 #                    stops the daemon cleanly
+#   sigterm_dump     SIGTERM 0-40 ms after SIGHUP, i.e. during the dump,
+#                    six times: the daemon exits 0 within 5 s, and the dump
+#                    directory holds only complete profiles (gzip -t, go
+#                    tool pprof reads each), never a temporary file
 # Sigma: the estimate of M bytes has sigma <= sqrt(T*M) (DESIGN.md section 1)
 # with M counted in (r+1)-byte units; we accept 5 sigma.
 # Exit 77 = skip (not root / no BPF / no go), a failure when CI=true.
@@ -250,6 +254,29 @@ sighup_rate)
 	wait "$dpid"; rc=$?; dpid=""
 	[ $rc -eq 0 ] || fail "daemon exited $rc on SIGTERM"
 	echo "PASS: SIGHUP dump, rate change, record formats, clean SIGTERM"
+	;;
+sigterm_dump)
+	mkdir "$work/dumps"
+	start_target "$work/t.out" churn
+	for i in 0 1 2 3 4 5; do
+		start_daemon --dump-dir "$work/dumps"
+		kill -HUP "$dpid"
+		sleep "0.0$((i * 8 / 10))$((i * 8 % 10))"
+		kill -TERM "$dpid"
+		for _ in $(seq 1 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.05; done
+		kill -0 "$dpid" 2>/dev/null && fail "daemon still running 5 s after SIGTERM during a dump"
+		wait "$dpid"; rc=$?; dpid=""
+		[ $rc -eq 0 ] || fail "daemon exited $rc on SIGTERM during a dump"
+		for f in "$work/dumps"/*; do
+			[ -e "$f" ] || continue
+			case $f in *.pb.gz) ;; *) fail "temporary or stray file left: $f" ;; esac
+			gzip -t "$f" || fail "truncated dump $f"
+			go tool pprof -top "$f" >/dev/null 2>&1 || fail "unreadable dump $f"
+		done
+		echo "round $i: SIGTERM $((i * 8)) ms after SIGHUP: exit 0, $(ls "$work/dumps" | wc -l) complete dump(s)"
+		rm -f "$work/dumps"/*
+	done
+	echo "PASS: SIGTERM during a SIGHUP dump never leaves a partial profile"
 	;;
 exec)
 	start_daemon
