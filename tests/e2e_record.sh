@@ -33,13 +33,18 @@ cleanup() {
 trap cleanup EXIT
 
 if [ "$LIB" = static ]; then
-	preload=() libopt=(--lib "$TARGET")
+	preload=() libopt=(--lib "$TARGET") mapped=$TARGET
 else
-	preload=(LD_PRELOAD="$LIB") libopt=()
+	preload=(LD_PRELOAD="$LIB") libopt=() mapped=$LIB
 fi
 env HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=42 "${preload[@]}" \
 	"$TARGET" >"$work/target.out" 2>"$work/target.err" &
 tpid=$!
+# record needs the object mapped: wait for the exec (and the loader)
+for _ in $(seq 1 200); do
+	grep -qF "$(readlink -f "$mapped")" "/proc/$tpid/maps" 2>/dev/null && break
+	sleep 0.05
+done
 # The target waits until the collector has armed the probes.
 "$HEAPSCOPE" record -p "$tpid" "${libopt[@]}" -o "$work/heap.folded" \
 	2>"$work/record.err" &
