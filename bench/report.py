@@ -351,10 +351,13 @@ def main():
                   "idle machine and noisy, page-fault-heavy workloads most of all; some cells "
                   "that take 0.3-3 s when the machine is idle hit the timeout. Compare within a "
                   "row, not across runs; the instruction counts (callgrind) are unaffected.")
-    else:
-        md.append("- **The runs were taken on a shared, busy machine**: other engineers were "
-                  "compiling on the same cores during the run, so wall times carry noise; the "
-                  "instruction counts (callgrind) do not.")
+    elif loads and statistics.median(loads) > nproc + 0.5:
+        md.append("- **The runs were taken on a shared, busy machine**: other work ran on the "
+                  "same cores during the run (median load above the suite's own), so wall "
+                  "times carry noise; the instruction counts (callgrind) do not.")
+    elif loads:
+        md.append("- Quiet machine: the median load is about what the suite itself puts on "
+                  f"the {nproc} cores.")
     excerpt = os.path.join(tmp, "build-heapscope.excerpt")
     if os.path.exists(excerpt) and os.path.getsize(excerpt):
         md.append("- heapscope build errors (first lines):")
