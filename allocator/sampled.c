@@ -169,9 +169,8 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
 	struct heapscope_record *rec;
 	size_t a, bytes, npages, align_pages;
-	uint32_t depth, slot, page, old_slot = HS_PAGES_NONE;
+	uint32_t depth, slot, page, old_slot;
 	uint64_t seq, t;
-	bool recycled;
 	void *proxy = NULL, *old_proxy = NULL, *p;
 
 	if (align > REGION_ALIGN)
@@ -205,9 +204,8 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 		hs_pages_set_slot(page, slot);
 		npages = hs_pages_len(page);
 	} else {
-		old_slot = HS_PAGES_NONE;
 		page = hs_pages_alloc((uint32_t)npages, (uint32_t)align_pages,
-				      slot, &recycled);
+				      slot);
 		if (page == HS_PAGES_NONE) {
 			hs_registry_slot_free(slot);
 			goto fail;

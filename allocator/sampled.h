@@ -31,13 +31,12 @@ int hs_pages_init(uintptr_t base, uint32_t npages, uint64_t cache_pages);
 
 /* Allocate a run of n pages whose first page is aligned to align_pages
  * pages (power of two) and tag it with slot.  Recently freed committed
- * pages are used first (*recycled = true: they may be resident although
- * the new owner never touched them); else decommitted ones (*recycled =
- * false: not resident until touched).  Returns the first page index, or
+ * pages are used first (counted by hs_pages_recycled(): they may be
+ * resident although the new owner never touched them); else decommitted
+ * ones (not resident until touched).  Returns the first page index, or
  * HS_PAGES_NONE when the region is full.  O(log n) amortised:
  * size-bucketed free lists with a bitmap, coalescing on free. */
-uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot,
-			bool *recycled);
+uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot);
 
 /* Grow the run in use starting at page to at least n pages in place, from
  * the free run (warm or cold) or the never-used pages right after it.

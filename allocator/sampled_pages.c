@@ -224,20 +224,17 @@ static void carve(uint32_t s, uint32_t len, uint32_t a, uint32_t n,
 		make_free(a + n, s + len - (a + n), k);
 }
 
-uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot,
-			bool *recycled)
+uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 {
 	uint64_t need = (uint64_t)n + align_pages - 1;
 	uint32_t s, len, a;
 
-	*recycled = false;
 	if (n == 0 || align_pages == 0 || need > npages)
 		return HS_PAGES_NONE;
 	if (warm_pages >= need &&
 	    (s = find_free(WARM, (uint32_t)need, &len)) != HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
 		carve(s, len, a, n, WARM);
-		*recycled = true;
 		recycled_pages += n;
 	} else if ((s = find_free(COLD, (uint32_t)need, &len)) !=
 		   HS_PAGES_NONE) {

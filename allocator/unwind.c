@@ -179,44 +179,51 @@ struct cfa_prog {
 	uintptr_t loc;
 };
 
-static const uint8_t *uleb(const uint8_t *p, const uint8_t *end, uint64_t *v)
+/* One LEB128 number from [p, end): its low 64 bits in *v, the bits read in
+ * *shift, the sign bit (0x40 of the last byte) in *neg.  Returns the byte
+ * after it, or NULL when it runs past end. */
+static const uint8_t *leb(const uint8_t *p, const uint8_t *end, uint64_t *v,
+			  unsigned *shift, int *neg)
 {
 	uint64_t r = 0;
-	unsigned shift = 0;
+	unsigned sh = 0;
 
 	while (p < end) {
 		uint8_t b = *p++;
 
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (sh < 64)
+			r |= (uint64_t)(b & 0x7f) << sh;
+		sh += 7;
 		if (!(b & 0x80)) {
 			*v = r;
+			*shift = sh;
+			*neg = !!(b & 0x40);
 			return p;
 		}
 	}
 	return NULL;
 }
 
+static const uint8_t *uleb(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift;
+	int neg;
+
+	return leb(p, end, v, &shift, &neg);
+}
+
 static const uint8_t *sleb(const uint8_t *p, const uint8_t *end, int64_t *v)
 {
-	uint64_t r = 0;
-	unsigned shift = 0;
+	uint64_t r;
+	unsigned shift;
+	int neg;
 
-	while (p < end) {
-		uint8_t b = *p++;
-
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~(uint64_t)0 << shift;
-			*v = (int64_t)r;
-			return p;
-		}
-	}
-	return NULL;
+	p = leb(p, end, &r, &shift, &neg);
+	if (p && neg && shift < 64)
+		r |= ~(uint64_t)0 << shift;
+	if (p)
+		*v = (int64_t)r;
+	return p;
 }
 
 /* Size of a DW_EH_PE-encoded value; 0 = unsupported (aligned, omit...). */

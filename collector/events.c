@@ -43,38 +43,24 @@ void hs_sample__from_record(struct hs_sample *s,
 	memcpy(s->stack, r->stack, r->depth * sizeof(s->stack[0]));
 }
 
-static void on_alloc(struct hs_events *ev, const struct hs_event *e)
+/* Add sample s (decoded from an alloc event) to the profile, keyed by its
+ * record id or (compatible probes, no id) by its pointer, and to the
+ * window if there is one. */
+static void add_live(struct hs_events *ev, struct hs_sample *s, bool by_ptr)
 {
-	struct hs_sample s;
 	int rc;
 
-	hs_sample__from_event(&s, e);
-	ev->allocs++;
-	hs_profile__note_seq(ev->prof, e->seq);
 	if (ev->syms)
-		hs_syms__check(ev->syms, s.stack, s.depth);
-	rc = hs_profile__alloc(ev->prof, &s);
+		hs_syms__check(ev->syms, s->stack, s->depth);
+	rc = by_ptr ? hs_profile__alloc_ptr(ev->prof, s) :
+		      hs_profile__alloc(ev->prof, s);
 	if (rc < 0)
 		ev->bad++;
 	if (ev->win) {
-		hs_window__alloc_event(ev->win, &s);
+		hs_window__alloc_event(ev->win, s);
 		if (rc == 0)
-			hs_window__live_alloc(ev->win, &s, ev->prof);
+			hs_window__live_alloc(ev->win, s, ev->prof);
 	}
-}
-
-static void on_free(struct hs_events *ev, const struct hs_event *e)
-{
-	const struct hs_sample *s = hs_profile__get(ev->prof, e->alloc_seq);
-
-	ev->frees++;
-	hs_profile__note_seq(ev->prof, e->seq);
-	if (s && ev->win)
-		hs_window__live_free(ev->win, s, e->ts_ns, e->tid,
-				     (const uint64_t *)e->stack,
-				     e->depth);
-	if (hs_profile__free_seq(ev->prof, e->alloc_seq) < 0)
-		ev->bad++;
 }
 
 /* Remove live sample seq (a free event at ts_ns, thread tid, stack). */
@@ -90,11 +76,27 @@ static void free_live(struct hs_events *ev, uint64_t seq,
 		ev->bad++;
 }
 
+static void on_alloc(struct hs_events *ev, const struct hs_event *e)
+{
+	struct hs_sample s;
+
+	hs_sample__from_event(&s, e);
+	ev->allocs++;
+	hs_profile__note_seq(ev->prof, e->seq);
+	add_live(ev, &s, false);
+}
+
+static void on_free(struct hs_events *ev, const struct hs_event *e)
+{
+	ev->frees++;
+	hs_profile__note_seq(ev->prof, e->seq);
+	free_live(ev, e->alloc_seq, e);
+}
+
 static void on_compat_alloc(struct hs_events *ev, const struct hs_event *e)
 {
 	struct hs_sample s;
 	uint64_t old;
-	int rc;
 
 	hs_sample__from_event(&s, e);
 	s.seq = 0;
@@ -110,16 +112,7 @@ static void on_compat_alloc(struct hs_events *ev, const struct hs_event *e)
 		ev->compat_replaced++;
 		free_live(ev, old, e);
 	}
-	if (ev->syms)
-		hs_syms__check(ev->syms, s.stack, s.depth);
-	rc = hs_profile__alloc_ptr(ev->prof, &s);
-	if (rc < 0)
-		ev->bad++;
-	if (ev->win) {
-		hs_window__alloc_event(ev->win, &s);
-		if (rc == 0)
-			hs_window__live_alloc(ev->win, &s, ev->prof);
-	}
+	add_live(ev, &s, true);
 }
 
 static void on_compat_free(struct hs_events *ev, const struct hs_event *e)
