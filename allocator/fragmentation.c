@@ -11,6 +11,10 @@
  * proxy keeps its span in use, so reading the span's counters is safe
  * (they change under the size class's lock: the values are a snapshot).
  * Attribution maths: docs/profiles.md and collector/fragmentation.c.
+ *
+ * Only samples that hold a proxy (allocated size <= HEAPSCOPE_PROXY_MAX,
+ * default 4096; sampled.c) get an extension; the others keep ext.seq 0,
+ * so collectors and heapscope_fragmentation_profile leave them out.
  */
 #include <errno.h>
 #include <string.h>

@@ -41,6 +41,12 @@ static option_desc_t options[HS_OPT_COUNT] = {
 	 * sample's pages are resident only where its owner touched them */
 	[HS_OPT_SAMPLED_CACHE] = { 67108864, 67108864,
 				   "HEAPSCOPE_SAMPLED_CACHE", 0 },
+	/* largest allocated (size-class) size, in bytes, whose samples hold
+	 * a proxy object for the fragmentation profile; default one OS page,
+	 * where a proxy costs no more than the page rounding it replaces;
+	 * 0 = no proxies; up to 256K (the small classes) widens the profile
+	 * at the cost of a whole extra object per larger sample */
+	[HS_OPT_PROXY_MAX] = { 4096, 4096, "HEAPSCOPE_PROXY_MAX", 0 },
 };
 
 /* String options: name only, the value is used as found in environ. */

@@ -7,7 +7,8 @@
  * MADV_NOHUGEPAGE on the whole of it), so sampling never splits a VMA and
  * free recognises a sampled pointer with one compare (hs_is_sampled).
  * Every sampled allocation owns whole 8 KiB pages (sampled_pages.c) and
- * starts at its first page; small ones also hold a proxy object in the
+ * starts at its first page; small ones (allocated size up to
+ * HEAPSCOPE_PROXY_MAX, default 4096) also hold a proxy object in the
  * normal heap until they are freed.  Freed pages stay committed in a
  * bounded cache (sampled_pages.c) and are reused first.
  *
@@ -159,6 +160,18 @@ static void *release_record(uint32_t slot, const void *p, const uint64_t *stack,
 	return proxy;
 }
 
+/* Does a sample of r requested, a allocated bytes hold a proxy?  Small
+ * classes only, and only up to HEAPSCOPE_PROXY_MAX bytes of a (default
+ * 4096: below one OS page a proxy costs at most the page rounding the
+ * sample's own page already pays; above it, a whole extra object). */
+static bool wants_proxy(size_t r, size_t a)
+{
+	int64_t max = hs_option_get(HS_OPT_PROXY_MAX);
+
+	return r <= HS_MAX_SMALL_SIZE && a <= HS_MAX_SMALL_SIZE && max > 0 &&
+	       a <= (uint64_t)max;
+}
+
 /* Take the sample: pages, proxy, stack, record, probe.  Guard held.
  * grow: a live sampled allocation that realloc is growing to r bytes, or
  * NULL; when its page run has (or can get, in place) the pages r needs,
@@ -183,7 +196,7 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	if (bytes > hs_sampled_size || npages > UINT32_MAX / 2)
 		return NULL;
 	align_pages = align > HS_PAGE_SIZE ? align >> HS_PAGE_SHIFT : 1;
-	if (r <= HS_MAX_SMALL_SIZE) {
+	if (wants_proxy(r, a)) {
 		proxy = hs_alloc_unsampled(r, align);
 		if (!proxy)
 			return NULL;

@@ -12,7 +12,7 @@ set_tests_properties(sampler PROPERTIES TIMEOUT 120
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 add_executable(test_sampled ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 target_include_directories(test_sampled PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
-target_link_libraries(test_sampled PRIVATE heapscope ${CMOCKA_LIB} pthread)
+target_link_libraries(test_sampled PRIVATE heapscope ${CMOCKA_LIB} pthread m)
 add_test(NAME sampled COMMAND test_sampled)
 set_tests_properties(sampled PROPERTIES TIMEOUT 300 LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLE_SEED=7")
@@ -20,4 +20,14 @@ add_test(NAME sampled_cache_eviction COMMAND test_sampled)
 set_tests_properties(sampled_cache_eviction PROPERTIES TIMEOUT 60
   LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLED_CACHE=192K")
+# Proxies only up to HEAPSCOPE_PROXY_MAX (default 4096, tested by
+# `sampled`): widened to every small class, and off.
+add_test(NAME sampled_proxy_256k COMMAND test_sampled)
+set_tests_properties(sampled_proxy_256k PROPERTIES TIMEOUT 60
+  LABELS "unit;sampling"
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLE_SEED=7;HEAPSCOPE_PROXY_MAX=256K")
+add_test(NAME sampled_proxy_none COMMAND test_sampled)
+set_tests_properties(sampled_proxy_none PROPERTIES TIMEOUT 60
+  LABELS "unit;sampling"
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLE_SEED=7;HEAPSCOPE_PROXY_MAX=0")
 endif()

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +37,28 @@ static struct heapscope_record *records(void)
 static int in_region(const void *p)
 {
 	return (uintptr_t)p - REG->region_start < REG->region_size;
+}
+
+/* HEAPSCOPE_PROXY_MAX as the library reads it (plain bytes or a K
+ * suffix here); default 4096. */
+static uint64_t proxy_max(void)
+{
+	const char *e = getenv("HEAPSCOPE_PROXY_MAX");
+	char *end;
+	uint64_t v;
+
+	if (!e)
+		return 4096;
+	v = strtoull(e, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		v <<= 10;
+	return v;
+}
+
+/* Does a sample of r requested, a usable bytes hold a proxy? */
+static int expect_proxy(size_t r, size_t a)
+{
+	return r <= 256 * 1024 && a <= 256 * 1024 && a <= proxy_max();
 }
 
 /* The live record of p, or NULL. */
@@ -124,7 +147,8 @@ static void test_every_alloc_sampled(void **state)
 		assert_int_equal(rec->span_bytes % PAGE, 0);
 		assert_true(rec->span_bytes >= rec->allocated);
 		assert_true(rec->span_bytes < rec->allocated + PAGE);
-		assert_true((rec->proxy != 0) == (sizes[i] <= 256 * 1024));
+		assert_true((rec->proxy != 0) ==
+			    expect_proxy(sizes[i], rec->allocated));
 		memset(p[i], 0xab, malloc_usable_size(p[i]));
 	}
 	/* no two samples share a page */
@@ -236,13 +260,91 @@ static void test_stats_fragmentation(void **state)
 	assert_int_equal(b.fragmentation_estimate - a.fragmentation_estimate, u - 100);
 	assert_int_equal(b.inuse_estimate - a.inuse_estimate, u);
 	assert_int_equal(b.pages_bytes - a.pages_bytes, PAGE);
-	assert_int_equal(b.proxy_bytes - a.proxy_bytes, u);
+	assert_int_equal(b.proxy_bytes - a.proxy_bytes,
+			 expect_proxy(100, u) ? u : 0);
 	assert_int_equal(REG->sampled_bytes, b.pages_bytes);
 	free(p);
 	b = stats();
 	assert_int_equal(b.frees_total, a.frees_total + 1);
 	assert_int_equal(b.fragmentation_estimate, a.fragmentation_estimate);
 	assert_int_equal(b.pages_bytes, a.pages_bytes);
+}
+
+/* Samples hold a proxy exactly when their allocated size is at most
+ * HEAPSCOPE_PROXY_MAX (small classes only): the records say so, each
+ * proxy is a normal-heap object of the sample's size class, and the
+ * proxy bytes in the statistics are exactly the sum the test expects
+ * from the sizes it allocated (a fixed list around the threshold plus
+ * 400 log-uniform sizes from 1 B to 512 KiB, fixed seed; T = 1). */
+static void test_proxy_threshold(void **state)
+{
+	enum { EDGE = 14, RAND = 400, N = EDGE + RAND };
+	static const size_t edge[EDGE] = { 0,    16,   255,  2048, 3584,
+					   4095, 4096, 4097, 5000, 8192,
+					   65536, 262144, 262145, 600000 };
+	struct heapscope_sampling_stats a, b;
+	uint64_t want = 0, x = 0x9e3779b97f4a7c15ull, with = 0, without = 0;
+	size_t *sizes = calloc(N, sizeof(*sizes));
+	void **p = calloc(N, sizeof(*p));
+
+	(void)state;
+	assert_non_null(sizes);
+	assert_non_null(p);
+	for (int i = 0; i < N; i++) {
+		if (i < EDGE) {
+			sizes[i] = edge[i];
+		} else {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* 2^(19 u), u uniform in [0, 1): 1 B .. 512 KiB */
+			sizes[i] = (size_t)exp2(19.0 * (double)(x >> 11) /
+						9007199254740992.0);
+		}
+	}
+	a = stats(); /* after the arrays: T = 1 samples them too */
+	for (int i = 0; i < N; i++) {
+		const struct heapscope_record *rec;
+		size_t u;
+
+		p[i] = malloc(sizes[i]);
+		assert_non_null(p[i]);
+		assert_true(in_region(p[i]));
+		rec = find_record(p[i]);
+		assert_non_null(rec);
+		u = malloc_usable_size(p[i]);
+		assert_int_equal(rec->allocated, u);
+		if (expect_proxy(sizes[i], u)) {
+			void *q = (void *)(uintptr_t)rec->proxy;
+
+			assert_non_null(q);
+			assert_false(in_region(q));
+			/* the object the size class would have given */
+			assert_int_equal(malloc_usable_size(q), u);
+			want += u;
+			with++;
+		} else {
+			assert_int_equal(rec->proxy, 0);
+			without++;
+		}
+	}
+	b = stats();
+	assert_int_equal(b.live - a.live, N);
+	assert_int_equal(b.proxy_bytes - a.proxy_bytes, want);
+	/* the mix must test both sides unless proxies are off */
+	assert_true(without > 0);
+	assert_true(with > 0 || proxy_max() == 0);
+	print_message("proxy max %llu: %llu samples with a proxy (%llu bytes), "
+		      "%llu without\n",
+		      (unsigned long long)proxy_max(),
+		      (unsigned long long)with, (unsigned long long)want,
+		      (unsigned long long)without);
+	for (int i = 0; i < N; i++)
+		free(p[i]);
+	b = stats();
+	assert_int_equal(b.proxy_bytes, a.proxy_bytes);
+	assert_int_equal(b.live, a.live);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	free(sizes);
+	free(p);
 }
 
 /* Write every byte of [p, p + n) (volatile: not a dead store before free). */
@@ -252,8 +354,10 @@ static void touch(char *p, size_t n)
 		((volatile char *)p)[i] = 1;
 }
 
-/* 4 KiB pages of [p, p + n) that are resident (mincore). */
-static size_t resident_pages(uintptr_t p, size_t n)
+/* 4 KiB pages of [p, p + n) that are resident (mincore).  Not inlined:
+ * the callers ask about freed sampled pages on purpose, which gcc -O3
+ * would otherwise report as a use after free. */
+static __attribute__((noinline)) size_t resident_pages(uintptr_t p, size_t n)
 {
 	unsigned char vec[1024];
 	size_t os = (size_t)sysconf(_SC_PAGESIZE), np = (n + os - 1) / os, r = 0;
@@ -601,6 +705,11 @@ int main(void)
 	const struct CMUnitTest eviction[] = {
 		cmocka_unit_test(test_page_cache_eviction),
 	};
+	const struct CMUnitTest proxies[] = {
+		cmocka_unit_test(test_proxy_threshold),
+		cmocka_unit_test(test_every_alloc_sampled),
+		cmocka_unit_test(test_stats_fragmentation),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_every_alloc_sampled),
@@ -615,10 +724,13 @@ int main(void)
 		cmocka_unit_test(test_set_period),
 		cmocka_unit_test(test_page_cache),
 		cmocka_unit_test(test_realloc_grow_in_place),
+		cmocka_unit_test(test_proxy_threshold),
 	};
 	const char *cache = getenv("HEAPSCOPE_SAMPLED_CACHE");
 
 	if (cache && strcmp(cache, "192K") == 0)
 		return cmocka_run_group_tests(eviction, NULL, NULL);
+	if (getenv("HEAPSCOPE_PROXY_MAX")) /* sampled_proxy_* */
+		return cmocka_run_group_tests(proxies, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

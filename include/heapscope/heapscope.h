@@ -285,7 +285,9 @@ int heapscope_get_allocator_stats(struct heapscope_allocator_stats *out,
 
 /*
  * Fragmentation profile (allocator/fragmentation.c; docs/profiles.md).
- * One entry per live small sample whose proxy's span is known: the span
+ * One entry per live sample that holds a proxy (allocated size at most
+ * HEAPSCOPE_PROXY_MAX, default 4096 bytes; larger samples have none and
+ * are left out: see docs/profiles.md) and whose proxy's span is known: the span
  * bytes the proxy's span cannot return to the OS, attributed to this
  * sample two ways (estimates for the W/(r+1) objects it stands for):
  *   frag_bytes      the seed's proxy method: an equal share of the span's
