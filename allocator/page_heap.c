@@ -6,20 +6,22 @@
  *
  * Free spans coalesce with neighbours in the same state only, so the
  * committed / released accounting stays exact.  New OS memory enters as
- * one released span (it is not resident until touched).  Release policy:
- * after a free, when committed free memory exceeds HEAPSCOPE_RELEASE_RATE
- * bytes, the spans freed longest ago go back to the OS until it is under
- * that again; malloc_trim(0) releases everything.  Only the excess goes,
- * oldest first: a span just freed is the one the next request of that
- * size reuses, and releasing it (or everything down to a low-water mark)
- * turned each free/malloc pair of a large block into a page fault per
- * 4 KiB (large_blocks: 3x tcmalloc's faults).
+ * one released span (it is not resident until touched).  Release policy
+ * (release_policy_locked): committed free memory up to
+ * HEAPSCOPE_RELEASE_RATE is kept; above it, spans free for a second go
+ * back to the OS, oldest first, and at once whatever exceeds twice the
+ * bytes in use; malloc_trim(0) releases everything.  Only the excess
+ * goes, oldest first: a span just freed is the one the next request of
+ * that size reuses, and releasing it (or everything down to a low-water
+ * mark) turned each free/malloc pair of a large block into a page fault
+ * per 4 KiB (large_blocks: 3x tcmalloc's faults).
  *
  * Pagemap invariant: every page of an IN_USE span maps to it; the first
  * and last pages of a free span map to it (interior entries may be stale).
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "internal.h"
 #include "page_heap.h"
@@ -31,7 +33,15 @@
 enum { COMMITTED = 0, RELEASED = 1 };
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t free_seq; /* stamps committed free spans, wraps */
+/* Free committed memory above the floor (HEAPSCOPE_RELEASE_RATE) is
+ * given back once it has not been reused for this long ... */
+#define RELEASE_DELAY_MS 1000u
+/* ... checked at most this often (each check scans the committed
+ * lists) ... */
+#define DECAY_CHECK_MS 100u
+/* ... and never more than this many times the bytes in use is kept. */
+#define CAP_IN_USE_FACTOR 2
+static uint32_t last_decay_ms;		  /* last decay check */
 static hs_span_t *lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
 /* Bit n of nonempty[k] set iff lists[k][n] has a span: a best-fit search
  * is a few word scans instead of up to 128 list heads per kind. */
@@ -91,6 +101,16 @@ static void list_remove(hs_span_t *s)
 	hs_stat_add(HS_STAT_pageheap_free_count, -1);
 }
 
+/* Coarse monotonic milliseconds (vDSO, no syscall, 1-4 ms resolution),
+ * wrapping every 49 days: only differences are used. */
+static uint32_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
+			  (uint64_t)ts.tv_nsec / 1000000u);
+}
+
 /* Puts s (not on any list) into the free lists in state loc, merging it
  * with free neighbours in the same state. */
 static void free_locked(hs_span_t *s, uint8_t loc)
@@ -114,7 +134,7 @@ static void free_locked(hs_span_t *s, uint8_t loc)
 	}
 	hs_pagemap_set(s->start, s);
 	hs_pagemap_set(s->start + s->npages - 1, s);
-	s->free_seq = ++free_seq;
+	s->free_ms = now_ms();
 	list_insert(s);
 }
 
@@ -157,10 +177,12 @@ static hs_span_t *find_kind_locked(int k, size_t npages)
 {
 	if (npages < MAX_LIST) {
 		size_t w = npages / 64;
-		uint64_t bits = nonempty[k][w] & (~(uint64_t)0 << (npages % 64));
+		uint64_t bits =
+			nonempty[k][w] & (~(uint64_t)0 << (npages % 64));
 		for (;;) {
 			if (bits) {
-				size_t n = w * 64 + (size_t)__builtin_ctzll(bits);
+				size_t n =
+					w * 64 + (size_t)__builtin_ctzll(bits);
 				if (n < MAX_LIST)
 					return lists[k][n];
 				break; /* only the >= MAX_LIST list is left */
@@ -250,22 +272,24 @@ static void release_span_locked(hs_span_t *s)
 	free_locked(s, HS_SPAN_RELEASED);
 }
 
-/* The committed free span freed longest ago (sequence numbers compared
- * modulo 2^32 relative to the newest).  A scan of the committed lists:
- * this runs only when the release policy triggers, and the committed
- * free spans are few (they coalesce). */
-static hs_span_t *oldest_committed_locked(void)
+/* The committed free span freed longest ago (times compared modulo
+ * 2^32 relative to now), NULL if none; *age gets its age in ms.  A scan
+ * of the committed lists: this runs only when the release policy
+ * triggers, and the committed free spans are few (they coalesce). */
+static hs_span_t *oldest_committed_locked(uint32_t now, uint32_t *age)
 {
 	hs_span_t *best = NULL;
 	uint32_t best_age = 0;
 	for (size_t n = 1; n <= MAX_LIST; n++)
 		for (hs_span_t *s = lists[COMMITTED][n]; s; s = s->next) {
-			uint32_t age = free_seq - s->free_seq;
-			if (!best || age > best_age) {
+			uint32_t a = now - s->free_ms;
+			if (!best || a > best_age) {
 				best = s;
-				best_age = age;
+				best_age = a;
 			}
 		}
+	if (age)
+		*age = best_age;
 	return best;
 }
 
@@ -286,11 +310,109 @@ static size_t release_locked(size_t bytes)
 		return done;
 	}
 	hs_span_t *s;
-	while (done < bytes && (s = oldest_committed_locked())) {
+	uint32_t now = now_ms();
+	while (done < bytes && (s = oldest_committed_locked(now, NULL))) {
 		done += hs_span_bytes(s);
 		release_span_locked(s);
 	}
 	return done;
+}
+
+/* Merges a run of adjacent free spans, committed and released mixed,
+ * that covers at least want pages, into one free span, and returns it;
+ * NULL when there is none.  Committed and released spans never coalesce
+ * on free (so the accounting stays exact), which can leave a big
+ * request with no single fit while the pieces side by side would do.
+ * Releasing the committed pieces so they coalesce (gperftools
+ * PageHeap::New does that) cost a page fault per 4 KiB of the block
+ * just to make room: large_blocks at 2 threads released 3x its heap.
+ * The merged span counts as committed unless every piece was released
+ * (so it is not assumed zero); its released pages are then counted as
+ * committed until the release policy or a trim madvises them again,
+ * which is harmless.  Best fit: the shortest such run. */
+static hs_span_t *merge_run_locked(size_t want)
+{
+	hs_span_t *best = NULL;
+	size_t best_len = 0;
+	for (int k = COMMITTED; k <= RELEASED; k++)
+		for (size_t n = 1; n <= MAX_LIST; n++)
+			for (hs_span_t *s = lists[k][n]; s; s = s->next) {
+				hs_span_t *p = hs_pagemap_get(s->start - 1);
+				if (p && p != s &&
+				    p->start + p->npages == s->start &&
+				    (p->location == HS_SPAN_FREE ||
+				     p->location == HS_SPAN_RELEASED))
+					continue; /* not the start of a run */
+				size_t len = s->npages;
+				hs_span_t *nx;
+				while (len < want &&
+				       (nx = hs_pagemap_get(s->start + len)) &&
+				       nx->start == s->start + len &&
+				       (nx->location == HS_SPAN_FREE ||
+					nx->location == HS_SPAN_RELEASED))
+					len += nx->npages;
+				if (len >= want && (!best || len < best_len)) {
+					best = s;
+					best_len = len;
+				}
+			}
+	if (!best)
+		return NULL;
+	bool all_released = true;
+	size_t len = 0;
+	for (hs_span_t *s = best; len < best_len;) {
+		hs_span_t *nx = hs_pagemap_get(s->start + s->npages);
+		len += s->npages;
+		all_released &= s->location == HS_SPAN_RELEASED;
+		list_remove(s);
+		if (s != best)
+			hs_span_delete(s);
+		s = nx;
+	}
+	best->npages = len;
+	free_locked(best, all_released ? HS_SPAN_RELEASED : HS_SPAN_FREE);
+	hs_stat_add(HS_STAT_pageheap_merge_count, 1);
+	return find_locked(want);
+}
+
+/* The release policy, after each free into the page heap.  Committed
+ * free memory up to HEAPSCOPE_RELEASE_RATE (the floor) is always kept.
+ * Above it, spans go back to the OS, oldest first, once they have been
+ * free for RELEASE_DELAY_MS (jemalloc's dirty-page decay works the same
+ * way, with 10 s), and at once while committed free memory exceeds
+ * CAP_IN_USE_FACTOR times the bytes in use.  A fixed 64 MiB cap made a
+ * heap of a few large blocks per thread (large_blocks at 2 threads:
+ * ~60 MB in use, ~130 MB free between them) madvise and fault in 3x its
+ * size in one second; tcmalloc and jemalloc keep it all.  After the
+ * whole heap is freed, in use is 0 and the cap is the floor again.
+ * RELEASE_RATE 0 releases every free span at once. */
+static void release_policy_locked(void)
+{
+	int64_t floor = hs_option_get(HS_OPT_RELEASE_RATE);
+	int64_t free_bytes = hs_stat_get(HS_STAT_pageheap_free_bytes);
+	if (floor < 0)
+		floor = 0;
+	if (free_bytes <= floor)
+		return;
+	int64_t in_use = hs_stat_get(HS_STAT_large_bytes) +
+			 hs_stat_get(HS_STAT_small_span_bytes);
+	int64_t cap = floor ? in_use * CAP_IN_USE_FACTOR : 0;
+	if (cap < floor)
+		cap = floor;
+	if (free_bytes > cap) {
+		release_locked((size_t)(free_bytes - cap));
+		return;
+	}
+	uint32_t now = now_ms();
+	if (now - last_decay_ms < DECAY_CHECK_MS)
+		return;
+	last_decay_ms = now;
+	hs_span_t *s;
+	uint32_t age;
+	while (hs_stat_get(HS_STAT_pageheap_free_bytes) > floor &&
+	       (s = oldest_committed_locked(now, &age)) &&
+	       age >= RELEASE_DELAY_MS)
+		release_span_locked(s);
 }
 
 hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
@@ -302,28 +424,8 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 		return NULL;
 	pthread_mutex_lock(&heap_lock);
 	hs_span_t *s = find_locked(want);
-	if (!s && hs_stat_get(HS_STAT_pageheap_free_bytes) > 0 &&
-	    (size_t)(hs_stat_get(HS_STAT_pageheap_free_bytes) +
-		     hs_stat_get(HS_STAT_pageheap_released_bytes)) >=
-		    (want << HS_PAGE_SHIFT)) {
-		/* Committed and released free spans never merge, so a big
-		 * request (an aligned one above all) can find the heap cut
-		 * into pieces that would fit together, and grow it again
-		 * and again.  Before growing, release committed spans,
-		 * oldest first: they coalesce with their released
-		 * neighbours (gperftools PageHeap::New does the same).
-		 * Stop at the first merge that fits: releasing all of
-		 * them made every such miss fault the whole cache in
-		 * again. */
-		hs_span_t *r;
-		while ((r = oldest_committed_locked())) {
-			release_span_locked(r);
-			if (r->npages >= want) {
-				s = r;
-				break;
-			}
-		}
-	}
+	if (!s)
+		s = merge_run_locked(want);
 	if (!s) {
 		if (!grow_locked(want)) {
 			pthread_mutex_unlock(&heap_lock);
@@ -365,12 +467,7 @@ void hs_page_heap_free(hs_span_t *s)
 	s->allocated = 0;
 	s->in_list = 0;
 	free_locked(s, HS_SPAN_FREE);
-	int64_t limit = hs_option_get(HS_OPT_RELEASE_RATE);
-	if (limit < 0)
-		limit = 0;
-	int64_t free_bytes = hs_stat_get(HS_STAT_pageheap_free_bytes);
-	if (free_bytes > limit)
-		release_locked((size_t)(free_bytes - limit));
+	release_policy_locked();
 	pthread_mutex_unlock(&heap_lock);
 }
 

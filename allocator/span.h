@@ -23,13 +23,14 @@ typedef struct hs_span {
 	struct hs_span *next; /* page heap or central free list links */
 	struct hs_span *prev;
 	/* small-object spans (size_class != 0), guarded by the class lock */
-	void *freelist;	    /* freed objects of this span */
-	char *carve;	    /* next never-used object */
+	void *freelist;	     /* freed objects of this span */
+	char *carve;	     /* next never-used object */
 	uint32_t carve_left; /* never-used objects left after carve */
 	union {
 		uint32_t allocated; /* small IN_USE: objects out of the span */
-		uint32_t free_seq;  /* FREE: page heap free sequence number,
-				     * for releasing the oldest spans first */
+		uint32_t free_ms;   /* FREE: when the page heap got it (ms,
+				     * coarse monotonic clock, wraps), for
+				     * releasing the oldest spans first */
 	};
 	uint8_t size_class; /* 0 = large block or free span */
 	uint8_t location;   /* enum hs_span_location */

@@ -5,7 +5,7 @@
 set(HS_ALLOC_DIR ${CMAKE_SOURCE_DIR}/allocator)
 
 # internals: linked statically (hidden symbols are linkable from the .a)
-foreach(t size_class pagemap options)
+foreach(t size_class pagemap options page_heap)
   add_executable(test_${t} ${CMAKE_CURRENT_SOURCE_DIR}/test_${t}.c)
   target_include_directories(test_${t} PRIVATE ${HS_ALLOC_DIR})
   target_link_libraries(test_${t} PRIVATE heapscope_static ${CMOCKA_LIB})
@@ -13,6 +13,9 @@ foreach(t size_class pagemap options)
   set_tests_properties(alloc_${t} PROPERTIES TIMEOUT 120
     LABELS "unit;allocator" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")
 endforeach()
+# page heap policies need a known release floor (16 MiB)
+set_tests_properties(alloc_page_heap PROPERTIES
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0;HEAPSCOPE_RELEASE_RATE=16M")
 
 add_executable(test_api_contracts ${CMAKE_CURRENT_SOURCE_DIR}/test_api_contracts.c)
 target_compile_options(test_api_contracts PRIVATE -fno-builtin)
