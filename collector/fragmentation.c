@@ -20,7 +20,10 @@
  *
  * The proxy counts itself in n_S (it occupies a slot, as the sampled
  * object would have).  Stale or missing span data (updated_ns == 0)
- * leave a sample out.
+ * leave a sample out.  So do samples without a proxy: by default the
+ * library gives proxies only to size classes up to one OS page
+ * (HEAPSCOPE_PROXY_MAX=4096 in the target); larger samples contribute
+ * nothing and are counted as not covered (hs_fragmentation__coverage).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -156,6 +159,34 @@ out:
 	free(cls);
 	free(ss);
 	return err;
+}
+
+void hs_fragmentation__coverage(struct hs_profile *p, uint64_t *covered,
+				uint64_t *not_covered, double *covered_bytes,
+				double *not_covered_bytes)
+{
+	uint64_t n[2] = { 0, 0 };
+	double b[2] = { 0, 0 };
+	struct hs_sample **ss;
+	size_t ns;
+
+	if (!hs_profile__samples(p, &ss, &ns)) {
+		for (size_t i = 0; i < ns; i++) {
+			int k = usable(ss[i]) ? 0 : 1;
+
+			n[k]++;
+			b[k] += hs_sample_estimate(ss[i], HS_VALUE_INUSE);
+		}
+		free(ss);
+	}
+	if (covered)
+		*covered = n[0];
+	if (not_covered)
+		*not_covered = n[1];
+	if (covered_bytes)
+		*covered_bytes = b[0];
+	if (not_covered_bytes)
+		*not_covered_bytes = b[1];
 }
 
 static int cmp_ext(const void *a, const void *b)

@@ -365,6 +365,13 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 int hs_fragmentation__read(struct hs_profile *p, pid_t pid, uint64_t reg_addr);
 /* pprof sample types of the fragmentation profile. */
 void hs_fragmentation__pprof(struct hs_pprof_meta *m);
+/* Coverage of the fragmentation profile over the live set of p: samples
+ * with usable proxy span data (covered) and without (samples larger than
+ * the target's HEAPSCOPE_PROXY_MAX, large allocations, or stale data),
+ * and their estimated bytes (inuse_space).  Any output may be NULL. */
+void hs_fragmentation__coverage(struct hs_profile *p, uint64_t *covered,
+				uint64_t *not_covered, double *covered_bytes,
+				double *not_covered_bytes);
 /* hs_symbolize_fn that names HS_FREE_MARKER "[free]"; ctx = hs_syms. */
 const char *hs_window__sym(void *syms, uint64_t addr);
 

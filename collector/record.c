@@ -389,7 +389,8 @@ static int record(const struct hs_options *o)
 				strerror(-rerr));
 	}
 	if (o->profile == HS_PROFILE_FRAGMENTATION) {
-		uint64_t raddr;
+		uint64_t raddr, fcov, funcov;
+		double fub;
 		int ferr = hs_registry__locate(&t, &raddr);
 
 		if (!ferr)
@@ -401,6 +402,18 @@ static int record(const struct hs_options *o)
 				"target and a library with the record "
 				"extension)\n",
 				strerror(-ferr));
+		hs_fragmentation__coverage(ev.prof, &fcov, &funcov, NULL,
+					   &fub);
+		if (funcov)
+			fprintf(stderr,
+				"heapscope: fragmentation: %llu of %llu live "
+				"samples (%.0f est. bytes) have no proxy span "
+				"data and are not covered (by default only "
+				"size classes <= 4096 B hold a proxy; "
+				"HEAPSCOPE_PROXY_MAX in the target widens "
+				"it)\n",
+				(unsigned long long)funcov,
+				(unsigned long long)(fcov + funcov), fub);
 	}
 	err = hs_record__aggregate(o->profile, ev.prof, ev.win, &aggs, &naggs);
 	if (!err)

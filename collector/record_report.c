@@ -88,8 +88,20 @@ int hs_record__write_report(const struct hs_options *o,
 	meta.ncomments = hs_report__comments(comments, 4, &st);
 	if (o->profile == HS_PROFILE_LIFETIME)
 		hs_window__pprof_lifetime(&meta);
-	else if (o->profile == HS_PROFILE_FRAGMENTATION)
+	else if (o->profile == HS_PROFILE_FRAGMENTATION) {
+		uint64_t cov, uncov;
+		double cb, ub;
+
 		hs_fragmentation__pprof(&meta);
+		hs_fragmentation__coverage(ev->prof, &cov, &uncov, &cb, &ub);
+		snprintf(comments[meta.ncomments], 160,
+			 "heapscope: fragmentation covers %llu live samples "
+			 "(%.0f est. bytes); %llu (%.0f bytes) have no proxy "
+			 "(HEAPSCOPE_PROXY_MAX)",
+			 (unsigned long long)cov, cb,
+			 (unsigned long long)uncov, ub);
+		meta.ncomments++;
+	}
 	if (o->profile == HS_PROFILE_PEAK && ev->win) {
 		double total;
 		struct hs_stack_agg *tmp;

@@ -8,7 +8,10 @@
 #  - pin_site gets >= 90% of the fragmentation in both attributions;
 #  - pin_site's proxy-method estimate is within 25% of the allocator's own
 #    central_free_bytes (the unused bytes of the pinned spans);
-#  - the collector's pin_site value is within 5% of the in-process one.
+#  - the collector's pin_site value is within 5% of the in-process one;
+#  - big_site's 64 KiB samples, above the default HEAPSCOPE_PROXY_MAX
+#    (4096), hold no proxy: absent in-process, 0 in the collector's
+#    profile, and the collector reports them as not covered.
 # Exit 77 = skip (not root / no BPF), a failure when CI=true.
 set -u
 HEAPSCOPE=$1 LIB=$2 TARGET=$3
@@ -57,6 +60,10 @@ pp=$(field pin_site proxy) pa=$(field pin_site age) cp=$(field churn_site proxy)
 check "in-process: pin_site share (proxy) >= 90%" "$pp >= 0.9 * ($pp + $cp)"
 check "in-process: pin_site share (age) >= 90%" "$pa >= 0.9 * ($pa + $ca)"
 check "pin_site proxy estimate within 25% of central_free_bytes" "$pp >= 0.75 * $truth && $pp <= 1.25 * $truth"
+check "in-process: big_site (64 KiB, no proxy) not in the profile" "$(field big_site samples) == 0"
+check "collector: big_site contributes nothing" "$(leaf big_site fragmentation) == 0"
+nc=$(sed -n 's/^heapscope: fragmentation: \([0-9]*\) of .*not covered.*/\1/p' "$work/fragmentation.err")
+check "collector: >= 16 samples reported not covered (got ${nc:-none})" "${nc:-0} >= 16"
 cpp=$(leaf pin_site fragmentation) cpa=$(leaf pin_site fragmentation_age)
 check "collector pin_site (proxy) within 5% of in-process" "$cpp >= 0.95 * $pp && $cpp <= 1.05 * $pp"
 check "collector pin_site (age) within 5% of in-process" "$cpa >= 0.95 * $pa && $cpa <= 1.05 * $pa"

@@ -10,12 +10,16 @@
  *   churn_site: a ring of 8 Ki 256-byte objects replaced continuously for
  *               ~1.5 s: short-lived objects that come and go in the free
  *               slots of the pinned spans.
+ *   big_site:   16 live objects of 64 KiB, all sampled at 4 KiB: above
+ *               the default HEAPSCOPE_PROXY_MAX (4096) they hold no proxy
+ *               and must not appear in the profile (samples 0), unless
+ *               HEAPSCOPE_PROXY_MAX >= 65536.
  * Truth: without pin_site's objects those spans would be empty; the
  * allocator's central free lists hold the unused bytes (central_free_bytes).
  * Then the in-process fragmentation profile is summed per site (proxy
  * method and age-weighted) and printed:
  *   truth central_free_bytes N
- *   site pin_site|churn_site proxy BYTES age BYTES samples N
+ *   site pin_site|churn_site|big_site|other proxy BYTES age BYTES samples N
  * and "ready PID"; the process sleeps until killed (collector check).
  */
 #ifndef _GNU_SOURCE
@@ -39,8 +43,10 @@
 #define PIN_EVERY 32
 #define NCHURN (8 * 1024)
 #define MAXENT 65536
+#define BIG (64 * 1024)
+#define NBIG 16
 
-static void *fill[NFILL], *pins[NFILL / PIN_EVERY], *ring[NCHURN];
+static void *fill[NFILL], *pins[NFILL / PIN_EVERY], *ring[NCHURN], *big[NBIG];
 static struct heapscope_fragmentation_entry ent[MAXENT];
 
 __attribute__((noinline)) void *fill_site(void)
@@ -56,6 +62,11 @@ __attribute__((noinline)) void *pin_site(void)
 __attribute__((noinline)) void *churn_site(void)
 {
 	return malloc(OBJ);
+}
+
+__attribute__((noinline)) void *big_site(void)
+{
+	return malloc(BIG);
 }
 
 static double now_s(void)
@@ -76,6 +87,7 @@ static const char *site_of(const struct heapscope_fragmentation_entry *e)
 			continue;
 		if (!strcmp(di.dli_sname, "pin_site") ||
 		    !strcmp(di.dli_sname, "churn_site") ||
+		    !strcmp(di.dli_sname, "big_site") ||
 		    !strcmp(di.dli_sname, "fill_site"))
 			return di.dli_sname;
 	}
@@ -85,9 +97,9 @@ static const char *site_of(const struct heapscope_fragmentation_entry *e)
 int main(void)
 {
 	struct heapscope_allocator_stats st;
-	double proxy[3] = {0}, age[3] = {0}, t_end;
-	const char *names[3] = {"pin_site", "churn_site", "other"};
-	unsigned long samples[3] = {0};
+	double proxy[4] = {0}, age[4] = {0}, t_end;
+	const char *names[4] = {"pin_site", "churn_site", "big_site", "other"};
+	unsigned long samples[4] = {0};
 	size_t n = 0, np = 0;
 	int err;
 
@@ -117,6 +129,11 @@ int main(void)
 		if (i == 0)
 			usleep(5000);
 	}
+	for (int i = 0; i < NBIG; i++) {
+		big[i] = big_site();
+		if (big[i])
+			memset(big[i], 3, BIG);
+	}
 	heapscope_get_allocator_stats(&st, sizeof(st));
 	err = heapscope_fragmentation_profile(ent, MAXENT, &n);
 	if (err) {
@@ -125,7 +142,10 @@ int main(void)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *s = site_of(&ent[i]);
-		int k = !strcmp(s, "pin_site") ? 0 : !strcmp(s, "churn_site") ? 1 : 2;
+		int k = !strcmp(s, "pin_site")	 ? 0 :
+			!strcmp(s, "churn_site") ? 1 :
+			!strcmp(s, "big_site")	 ? 2 :
+						   3;
 
 		proxy[k] += ent[i].frag_bytes;
 		age[k] += ent[i].frag_age_bytes;
@@ -133,7 +153,7 @@ int main(void)
 	}
 	printf("truth central_free_bytes %llu\n",
 	       (unsigned long long)st.central_free_bytes);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		printf("site %s proxy %.0f age %.0f samples %lu\n", names[k],
 		       proxy[k], age[k], samples[k]);
 	printf("ready %d\n", (int)getpid());
