@@ -5,8 +5,8 @@
  * No allocation, no locks; the only system call is getrandom(2) when a
  * thread seeds its PRNG without HEAPSCOPE_SAMPLE_SEED.
  */
-#include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -70,12 +70,61 @@ uint64_t hs_sampler_next_random(uint64_t x)
 	return (a * x + c) & PRNG_MASK;
 }
 
+#define LN2 0.693147180559945309417232121458176568
+/* ln 2 split as fdlibm's e_log.c does: LN2_HI has its low 32 bits zero,
+ * so e * LN2_HI is exact for |e| < 2^20. */
+#define LN2_HI 6.93147180369123816490e-01
+#define LN2_LO 1.90821492927058770002e-10
+
+/* ln(1 + f) for |f| <= 1/2, fdlibm's arrangement of the series
+ *   ln(1 + f) = 2 atanh(s) = 2s + 2s^3/3 + 2s^5/5 + ...,  s = f / (2 + f):
+ * ln(1 + f) = f - (f^2/2 - s (f^2/2 + R)),  R = sum_k 2 s^2k / (2k + 1),
+ * with the exact Taylor coefficients summed until they no longer change
+ * R (|s| <= 1/3: at most ~17 terms; ~9 for ln's |s| <= 0.172).  The
+ * correction to f is small, so the result is within about one ulp.
+ * e_lo is added inside the correction (e ln 2's low part). */
+static double ln1p_core(double f, double e_lo)
+{
+	double s = f / (2.0 + f), s2 = s * s, hfsq = 0.5 * f * f;
+	double p = s2, r = 0;
+	for (unsigned k = 3; k < 99; k += 2) {
+		double next = r + 2.0 * p / k;
+		if (next == r)
+			break;
+		r = next;
+		p *= s2;
+	}
+	return f - ((hfsq - (s * (hfsq + r) + e_lo)));
+}
+
+double hs_sampler_ln(double x)
+{
+	uint64_t bits;
+	memcpy(&bits, &x, sizeof(bits));
+	int e = (int)((bits >> 52) & 0x7ff) - 1023;
+	/* mantissa m in [1, 2), then into [sqrt(1/2), sqrt(2)) */
+	bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+	double m;
+	memcpy(&m, &bits, sizeof(m));
+	if (m > 1.41421356237309504880) {
+		m *= 0.5;
+		e++;
+	}
+	/* m - 1 is exact (Sterbenz) */
+	return e * LN2_HI + ln1p_core(m - 1.0, e * LN2_LO);
+}
+
+double hs_sampler_ln1p(double y)
+{
+	return ln1p_core(y, 0.0);
+}
+
 /*
  * Inverse-CDF draw of the geometric interval I (mean T, P(I > n) =
  * (1 - 1/T)^n):  with U uniform in (0, 1],
  *
  *     I - 1 = floor(ln U / ln(1 - 1/T))
- *           = floor((log2 q - 26) * (ln 2 / log1p(-1/T)))
+ *           = floor((ln q - 26 ln 2) / ln1p(-1/T))
  *
  * where q = (top 26 bits of the LCG) + 1, uniform in [1, 2^26], and
  * U = q / 2^26.  TCMalloc's (log2 q - 26) * (-ln 2 * T) is the continuous
@@ -96,7 +145,8 @@ size_t hs_sampler_draw(uint64_t *rng, int64_t period)
 	x = hs_sampler_next_random(*rng & PRNG_MASK);
 	*rng = x | RNG_SEEDED;
 	q = (double)(uint32_t)(x >> (PRNG_BITS - Q_BITS)) + 1.0;
-	c = (log2(q) - Q_BITS) * (M_LN2 / log1p(-1.0 / (double)period));
+	c = (hs_sampler_ln(q) - Q_BITS * LN2) /
+	    hs_sampler_ln1p(-1.0 / (double)period);
 	/* ">=": (double)HS_SAMPLER_MAX_COUNTER is exact, but be safe */
 	if (!(c < (double)HS_SAMPLER_MAX_COUNTER))
 		return HS_SAMPLER_MAX_COUNTER;

@@ -65,6 +65,13 @@ uint64_t hs_sampler_next_random(uint64_t x);
  * (advanced).  T <= 0: HS_SAMPLER_OFF_COUNTER; T == 1: 0. */
 size_t hs_sampler_draw(uint64_t *rng, int64_t period);
 
+/* Natural logarithm of x (finite, > 0; normal numbers only) and ln(1 + y)
+ * for -1/2 <= y <= 1/2, to about one ulp, by the atanh series: the
+ * sampler's own, so the library does not load libm (~0.5 MiB of RSS in
+ * a small program).  Pure functions. */
+double hs_sampler_ln(double x);
+double hs_sampler_ln1p(double y);
+
 /* Initial PRNG state for deterministic seed `seed` (!= 0) and thread index
  * `index` (0, 1, 2, ... in the order threads first reach the slow path). */
 uint64_t hs_sampler_initial_state(uint64_t seed, uint64_t index);

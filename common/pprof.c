@@ -19,6 +19,58 @@
 
 #include "pprof.h"
 
+#ifdef PPROF_ZLIB_DLOPEN
+/* The allocator's copy loads zlib only when it writes a gzip'd profile:
+ * linked, it made every process that preloads the allocator map libz.
+ * dlopen once (pthread_once); the handle is kept. */
+#include <dlfcn.h>
+#include <pthread.h>
+
+static struct {
+	__typeof__(deflateInit2_) *init2;
+	__typeof__(deflateBound) *bound;
+	__typeof__(deflate) *deflate;
+	__typeof__(deflateEnd) *end;
+} zl;
+static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
+
+static void zl_load(void)
+{
+	void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	zl.bound = (__typeof__(zl.bound))dlsym(h, "deflateBound");
+	zl.deflate = (__typeof__(zl.deflate))dlsym(h, "deflate");
+	zl.end = (__typeof__(zl.end))dlsym(h, "deflateEnd");
+	/* init2 last: it is the "loaded" flag */
+	if (zl.bound && zl.deflate && zl.end)
+		zl.init2 = (__typeof__(zl.init2))dlsym(h, "deflateInit2_");
+}
+
+/* false when libz.so.1 cannot be loaded */
+static bool zl_ready(void)
+{
+	pthread_once(&zl_once, zl_load);
+	return zl.init2 != NULL;
+}
+#define Z_INIT2(z, level, method, bits, mem, strategy)                        \
+	zl.init2(z, level, method, bits, mem, strategy, ZLIB_VERSION,          \
+		 (int)sizeof(z_stream))
+#define Z_BOUND zl.bound
+#define Z_DEFLATE zl.deflate
+#define Z_END zl.end
+#else
+static bool zl_ready(void)
+{
+	return true;
+}
+#define Z_INIT2 deflateInit2
+#define Z_BOUND deflateBound
+#define Z_DEFLATE deflate
+#define Z_END deflateEnd
+#endif
+
 /* profile.proto field numbers. */
 enum {
 	PROFILE_SAMPLE_TYPE = 1,
@@ -590,22 +642,24 @@ int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen)
 	uLong cap;
 	int rc;
 
+	if (!zl_ready())
+		return -ELIBACC;
 	/* windowBits 15 + 16: a gzip header and trailer. */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8,
+	if (Z_INIT2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
-	cap = deflateBound(&z, len) + 32;
+	cap = Z_BOUND(&z, len) + 32;
 	dst = malloc(cap);
 	if (!dst) {
-		deflateEnd(&z);
+		Z_END(&z);
 		return -ENOMEM;
 	}
 	z.next_in = (Bytef *)in;
 	z.avail_in = len;
 	z.next_out = dst;
 	z.avail_out = cap;
-	rc = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
+	rc = Z_DEFLATE(&z, Z_FINISH);
+	Z_END(&z);
 	if (rc != Z_STREAM_END) {
 		free(dst);
 		return -EIO;

@@ -89,6 +89,8 @@ int pprof_encode_raw(struct pprof_builder *b, uint8_t **out, size_t *len);
 /* The gzip'd profile (what `go tool pprof` reads); *out is malloc'd. */
 int pprof_encode(struct pprof_builder *b, uint8_t **out, size_t *len);
 /* gzip `in` (zlib deflate, windowBits 31); *out is malloc'd. */
+/* -ELIBACC: the allocator's build (PPROF_ZLIB_DLOPEN) could not load
+ * libz.so.1. */
 int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen);
 
 #endif /* HS_PPROF_H */

@@ -9,6 +9,7 @@
  * bounds, Kolmogorov-Smirnov at significance 1e-6 (the battery is rerun
  * under many seeds, so every check must fail by chance less than ~1e-6).
  */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -391,11 +392,41 @@ static void test_sum_w_patterns(void **state)
 	check_sum_w("alternating", alt, 6, 64, 4096, 4000, 9);
 }
 
+/* The sampler's own ln and ln1p against libm's log and log1p: within
+ * 2 ulp over the whole range the draw uses (q in [1, 2^26], y = -1/T
+ * for T from 2 to 2^40) and over random doubles spanning 2^-60..2^60. */
+static void assert_close(double got, double want)
+{
+	double tol = 2 * DBL_EPSILON * fabs(want);
+	if (!(fabs(got - want) <= tol))
+		fail_msg("got %.17g want %.17g", got, want);
+}
+
+static void test_own_log(void **state)
+{
+	(void)state;
+	for (uint64_t q = 1; q <= (1u << 26); q = q * 3 / 2 + 1)
+		assert_close(hs_sampler_ln((double)q), log((double)q));
+	assert_close(hs_sampler_ln((double)(1u << 26)), log(1u << 26));
+	assert_true(hs_sampler_ln(1.0) == 0.0);
+	for (int64_t t = 2; t <= ((int64_t)1 << 40); t = t * 5 / 4 + 1)
+		assert_close(hs_sampler_ln1p(-1.0 / (double)t),
+			     log1p(-1.0 / (double)t));
+	uint64_t x = test_seed;
+	for (int i = 0; i < 100000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		double v = ldexp((double)(x >> 11) / 9007199254740992.0 + 0.5,
+				 (int)(x % 121) - 60);
+		assert_close(hs_sampler_ln(v), log(v));
+	}
+}
+
 int main(void)
 {
 	const char *e = getenv("HEAPSCOPE_TEST_SEED");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_use),
+		cmocka_unit_test(test_own_log),
 		cmocka_unit_test(test_weight_exact),
 		cmocka_unit_test(test_period_one),
 		cmocka_unit_test(test_period_off),
