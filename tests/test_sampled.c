@@ -415,6 +415,45 @@ static void test_page_cache(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* The cache budget follows the runs freed lately: 64 runs of their mean
+ * length, at least 2 MiB, at most HEAPSCOPE_SAMPLED_CACHE (64 MiB
+ * here).  600 one-page samples freed (kept apart by live ones): exactly
+ * 2 MiB stays cached.  Then 40 runs of 16 pages: the budget grows past
+ * 2 MiB and every one of them stays cached. */
+static void test_page_cache_budget(void **state)
+{
+	enum { SMALL = 600, BIG = 40, BIG_PAGES = 16 };
+	static char *blk[2 * SMALL];
+	char *big[BIG], *sep[BIG];
+
+	(void)state;
+	malloc_trim(0);
+	for (int i = 0; i < 2 * SMALL; i++) {
+		blk[i] = malloc(100);
+		assert_true(in_region(blk[i]));
+		blk[i][0] = 1;
+	}
+	for (int i = 0; i < 2 * SMALL; i += 2)
+		free(blk[i]);
+	assert_int_equal(stats().cached_bytes, 256 * PAGE);
+	for (int i = 0; i < BIG; i++) {
+		big[i] = malloc(BIG_PAGES * PAGE - 64);
+		sep[i] = malloc(100);
+		touch(big[i], BIG_PAGES * PAGE - 64);
+	}
+	for (int i = 0; i < BIG; i++)
+		free(big[i]);
+	assert_true(stats().cached_bytes >= (uint64_t)BIG * BIG_PAGES * PAGE);
+	assert_true(stats().cached_bytes > 256 * PAGE);
+	for (int i = 0; i < BIG; i++)
+		free(sep[i]);
+	for (int i = 1; i < 2 * SMALL; i += 2)
+		free(blk[i]);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	malloc_trim(0);
+	assert_int_equal(stats().cached_bytes, 0);
+}
+
 /* realloc growing a sampled block: at T = 1 the new size is sampled too,
  * so it stays where it is while its pages can grow in place (room in its
  * page, or free pages right after it), re-recorded with the new size (one
@@ -723,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_seqlock_reader),
 		cmocka_unit_test(test_set_period),
 		cmocka_unit_test(test_page_cache),
+		cmocka_unit_test(test_page_cache_budget),
 		cmocka_unit_test(test_realloc_grow_in_place),
 		cmocka_unit_test(test_proxy_threshold),
 	};
