@@ -94,7 +94,8 @@ TSV=$OUT/profilers.tsv
 echo -e "run\tprofiler\ttime_s\trss_kb\testimate\ttrue" > "$TSV"
 for r in $(seq 1 "$RUNS"); do
 	for name in glibc heapscope-off heapscope-2MiB heapscope-2MiB+collector \
-		heapscope-512KiB heaptrack bpftrace-uprobes jemalloc-prof gperftools; do
+		heapscope-512KiB heapscope-512KiB+collector heaptrack \
+		bpftrace-uprobes jemalloc-prof gperftools; do
 		case $name in
 		glibc) line=$(run $name $W) ;;
 		heapscope-off) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=0 $W) ;;
@@ -104,6 +105,10 @@ for r in $(seq 1 "$RUNS"); do
 			line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=2097152 $W)
 			stop_daemon ;;
 		heapscope-512KiB) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=524288 $W) ;;
+		heapscope-512KiB+collector)
+			[ -x "$HSCLI" ] && start_daemon || continue
+			line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=524288 $W)
+			stop_daemon ;;
 		heaptrack) line=$(run $name heaptrack -o "$TMP/ht" $W) ;;
 		bpftrace-uprobes) line=$(run $name env BPFTRACE_MAP_KEYS_MAX=4194304 \
 			bpftrace -q -c "$W" "$HERE/live.bt") ;;
