@@ -54,8 +54,13 @@ static inline size_t hs_span_bytes(const hs_span_t *s)
 hs_span_t *hs_span_new(void);
 void hs_span_delete(hs_span_t *s);
 
-/* Zeroed metadata memory, 64-byte aligned, never freed.  NULL on ENOMEM.
- * Thread-safe (metadata lock). */
+/* Gives back to the OS (MADV_DONTNEED) the 4 KiB pages of span objects
+ * that hold no live span; later hs_span_new calls reuse them.  Result:
+ * bytes given back.  Thread-safe (metadata lock). */
+size_t hs_span_trim(void);
+
+/* Zeroed metadata memory, never freed: 64-byte aligned, 4 KiB aligned
+ * when size >= 4 KiB.  NULL on ENOMEM.  Thread-safe (metadata lock). */
 void *hs_meta_alloc(size_t size);
 
 /* fork handlers for the metadata lock */
