@@ -6,6 +6,13 @@
 #include "pagemap.h"
 #include "internal.h"
 
+#define PM_OS_PAGE 4096
+#define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(hs_span_t *)) /* 512 */
+
+/* Leaves come from hs_meta_alloc, which page-aligns them. */
+_Static_assert(sizeof(hs_pm_leaf_t) % PM_OS_PAGE == 0,
+	       "pagemap leaves are not whole 4 KiB pages");
+
 hs_pm_leaf_t hs_pm_empty_leaf;
 hs_pm_mid_t hs_pm_empty_mid = {
 	.leaf = {[0 ...(1 << HS_PM_MID_BITS) - 1] = &hs_pm_empty_leaf},
@@ -60,4 +67,76 @@ void hs_pagemap_set_range(hs_span_t *span)
 {
 	for (size_t i = 0; i < span->npages; i++)
 		hs_pagemap_set(span->start + i, span);
+}
+
+/* Entry of page `page` pointing at s is one the page heap relies on. */
+static bool entry_needed(const hs_span_t *s, uintptr_t page)
+{
+	if (!s)
+		return false;
+	switch (s->location) {
+	case HS_SPAN_IN_USE:
+		return page >= s->start && page - s->start < s->npages;
+	case HS_SPAN_FREE:
+	case HS_SPAN_RELEASED:
+		return page == s->start || page == s->start + s->npages - 1;
+	default:
+		return false; /* deleted span object */
+	}
+}
+
+/* Gives back the pending run [*run, *run + *len) of leaf pages. */
+static void flush_run(char **run, size_t *len)
+{
+	if (*len)
+		hs_os_decommit(*run, *len);
+	*run = NULL;
+	*len = 0;
+}
+
+size_t hs_pagemap_trim(void)
+{
+	size_t done = 0, len = 0;
+	char *run = NULL; /* adjacent leaf pages go in one madvise */
+	for (size_t ri = 0; ri < (1 << HS_PM_ROOT_BITS); ri++) {
+		hs_pm_mid_t *mid = hs_pagemap_root[ri];
+		if (mid == &hs_pm_empty_mid)
+			continue;
+		for (size_t mi = 0; mi < (1 << HS_PM_MID_BITS); mi++) {
+			hs_pm_leaf_t *leaf = mid->leaf[mi];
+			if (leaf == &hs_pm_empty_leaf)
+				continue;
+			uintptr_t base = ((uintptr_t)ri << (HS_PM_LEAF_BITS +
+							    HS_PM_MID_BITS)) |
+					 ((uintptr_t)mi << HS_PM_LEAF_BITS);
+			for (size_t i = 0; i < (1 << HS_PM_LEAF_BITS);
+			     i += PM_PER_OS_PAGE) {
+				bool used = false, needed = false;
+				for (size_t j = i; j < i + PM_PER_OS_PAGE;
+				     j++) {
+					hs_span_t *s = leaf->span[j];
+					used |= s != NULL;
+					if (entry_needed(s, base + j)) {
+						needed = true;
+						break;
+					}
+				}
+				char *pg = (char *)&leaf->span[i];
+				if (needed) {
+					flush_run(&run, &len);
+					continue;
+				}
+				/* all-NULL pages too: they may be resident */
+				if (used)
+					done += PM_OS_PAGE;
+				if (run && run + len != pg)
+					flush_run(&run, &len);
+				if (!run)
+					run = pg;
+				len += PM_OS_PAGE;
+			}
+		}
+	}
+	flush_run(&run, &len);
+	return done;
 }

@@ -5,7 +5,8 @@
  * Three levels cover the 47-bit user address space (2^34 pages of 8 KiB):
  * a static root of 2^12 entries, interior nodes of 2^11, leaves of 2^11
  * span pointers (16 MiB of address space per leaf).  Nodes come from the
- * metadata arena and are never freed.
+ * metadata arena and are never freed; malloc_trim zeroes the 4 KiB leaf
+ * pages that hold no needed entry (hs_pagemap_trim).
  *
  * Reads are lock-free: a node pointer, once published, never changes.
  * Writes (hs_pagemap_set) happen under the page heap lock, after
@@ -72,5 +73,16 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span);
 
 /* Maps every page of span to span. */
 void hs_pagemap_set_range(hs_span_t *span);
+
+/*
+ * Gives back to the OS (MADV_DONTNEED) each 4 KiB page of the leaves
+ * none of whose entries the page heap needs; it reads back as NULL (not
+ * heap memory).  Needed: an entry of an IN_USE span covering that page,
+ * the first and last entries of a free span.  Lock-free readers only
+ * look up memory they own (IN_USE, needed) or garbage, for which NULL is
+ * the right answer.  Result: bytes given back.  Caller holds the page
+ * heap lock (hs_page_heap_lock).
+ */
+size_t hs_pagemap_trim(void);
 
 #endif /* HS_PAGEMAP_H */
