@@ -23,6 +23,7 @@
 #include "init.h"
 #include "internal.h"
 #include "page_heap.h"
+#include "pagemap.h"
 #include "stats.h"
 
 #define SYS_PAGE 4096UL
@@ -157,7 +158,13 @@ HS_EXPORT int malloc_trim(size_t pad)
 	if (!hs_initialised)
 		return 0;
 	hs_tc_flush_current();
-	return (hs_page_heap_release(SIZE_MAX) + hs_sampled_trim()) > 0;
+	size_t done = hs_page_heap_release(SIZE_MAX) + hs_sampled_trim();
+	/* metadata: pagemap leaves first (they read span objects), then
+	 * the span objects no span uses any more */
+	hs_page_heap_lock();
+	done += hs_pagemap_trim();
+	hs_page_heap_unlock();
+	return (done + hs_span_trim()) > 0;
 }
 
 HS_EXPORT struct mallinfo2 mallinfo2(void)
