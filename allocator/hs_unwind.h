@@ -43,4 +43,11 @@ static inline void hs_guard_leave(void)
  */
 uint32_t hs_unwind_capture(uint64_t *out, uint32_t max);
 
+/* Gives the pages of the unwind-rule cache (128 KiB) back to the OS
+ * (malloc_trim): it starts again empty.  Safe while other threads
+ * unwind: an entry zeroed under a reader fails its sequence check, one
+ * zeroed under a writer loses its ip and never matches.  Returns the
+ * bytes given back. */
+size_t hs_unwind_trim(void);
+
 #endif /* HS_UNWIND_STACK_H */

@@ -130,6 +130,37 @@ void hs_registry_release(uint32_t slot)
 	hs_registry_slot_free(slot);
 }
 
+size_t hs_registry_trim(void)
+{
+	const uintptr_t pg = 4096, rs = sizeof(struct heapscope_record);
+	uintptr_t start = (uintptr_t)records, end, run = 0, p;
+	size_t done = 0;
+
+	if (!records)
+		return 0;
+	end = start + (uintptr_t)REG->high_water * rs;
+	/* records is 64 KiB aligned: p walks whole pages */
+	for (p = start; p < end; p += pg) {
+		uint64_t i = (p - start) / rs;
+		uint64_t last = ((p + pg < end ? p + pg : end) - 1 - start) / rs;
+		int used = 0;
+
+		for (; i <= last && !used; i++)
+			used = __atomic_load_n(&records[i].seq, __ATOMIC_RELAXED) != 0;
+		if (!used) {
+			if (!run)
+				run = p;
+			continue;
+		}
+		if (run && hs_os_decommit((void *)run, p - run) == 0)
+			done += p - run;
+		run = 0;
+	}
+	if (run && hs_os_decommit((void *)run, p - run) == 0)
+		done += p - run;
+	return done;
+}
+
 void hs_registry_set_period(int64_t period)
 {
 	__atomic_store_n(&REG->sample_period, period, __ATOMIC_RELEASE);

@@ -44,6 +44,13 @@ void hs_registry_release(uint32_t slot);
 /* Mirror of the sampling period (atomic store). */
 void hs_registry_set_period(int64_t period);
 
+/* Gives back (MADV_DONTNEED) the 4 KiB pages of the record array below
+ * high_water on which every record is free (seq 0); they read back as
+ * zero, i.e. free records, and a later record written there faults a
+ * fresh page.  Returns the bytes given back.  Caller holds the sampled
+ * lock (the writers' lock). */
+size_t hs_registry_trim(void);
+
 /* The collector's control word: returns the requested period and clears
  * it, or 0 when there is no request.  Atomic. */
 int64_t hs_registry_take_control(void);

@@ -582,7 +582,8 @@ struct centry {
 	int16_t ra_off, rbp_off;
 };
 
-static struct centry cache[1u << CACHE_BITS];
+/* Page aligned so hs_unwind_trim can give its pages back. */
+static struct centry cache[1u << CACHE_BITS] __attribute__((aligned(4096)));
 
 static inline struct centry *slot_of(uintptr_t ip)
 {
@@ -619,12 +620,25 @@ static void cache_put(uintptr_t ip, uint64_t oid, const struct rule *r)
 		return; /* someone else is writing it: do not cache */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&e->ip, ip, __ATOMIC_RELAXED);
+	/* ip is stored first (x86 keeps stores in order; this keeps the
+	 * compiler from moving the others before it): if hs_unwind_trim
+	 * zeroes the page in the middle of this write, the stores lost are
+	 * a prefix, so ip reads 0 and the entry never matches. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&e->oid, oid, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->cfa_off, r->cfa_off, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->ra_off, r->ra_off, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->rbp_off, r->rbp_off, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->flags, r->flags, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+size_t hs_unwind_trim(void)
+{
+	/* a zeroed entry is an empty one (seq even, ip 0: never matches) */
+	if (hs_os_decommit(cache, sizeof(cache)) != 0)
+		return 0;
+	return sizeof(cache);
 }
 
 /*
