@@ -17,9 +17,10 @@
  *    page heap's HEAPSCOPE_RELEASE_RATE) is what the page heap keeps too:
  *    a program whose 1..16 MiB blocks are nearly all sampled reuses its
  *    sampled pages as it would reuse the page heap's spans.  The budget
- *    shrinks to 64 runs of the mean length freed lately when that is
- *    less (at least 2 MiB; cache_limit).  Past the budget the oldest warm
- *    run is decommitted and becomes cold.
+ *    grows to twice the pages of live samples when that is more, a run
+ *    far longer than the samples ask for is not kept (admit), and a run
+ *    not reused within a second goes cold (decay).  Past the
+ *    budget the oldest warm run is decommitted and becomes cold.
  *
  * Each kind's runs are kept maximally coalesced (a warm run never merges
  * with a cold one) in size-bucketed doubly linked lists: one bucket per
@@ -27,11 +28,12 @@
  * non-empty buckets, so allocation is a bitmap search plus (for long runs)
  * a bounded scan of one bucket, and free is O(1) with boundary tags.
  *
- * All metadata is in a side array (one 24-byte entry per region page,
+ * All metadata is in a side array (one 28-byte entry per region page,
  * MAP_NORESERVE, touched lazily), never in the pages themselves.
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "sampled.h"
@@ -50,6 +52,7 @@ enum { COLD = 0, WARM = 1, NKINDS = 2 };
 struct page_meta {
 	uint16_t tag, kind;
 	uint32_t len, a, b, older, newer;
+	uint32_t freed_ms; /* warm head: when it was freed (coarse ms) */
 };
 
 #define NEXACT 128
@@ -65,6 +68,11 @@ static uint64_t bitmap[NKINDS][NWORDS];
 static uint64_t in_use;
 static uint64_t warm_pages, warm_limit, recycled_pages;
 static uint32_t lru_oldest = HS_PAGES_NONE, lru_newest = HS_PAGES_NONE;
+
+static uint64_t asked_len16; /* see admit() */
+
+static uint32_t now_ms(void);
+static void decay(uint32_t now);
 
 int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 {
@@ -144,16 +152,20 @@ static void lru_remove(uint32_t s)
 		lru_newest = older;
 }
 
-static void make_free(uint32_t s, uint32_t len, unsigned kind)
+/* t: for a warm run, when its pages were freed (a piece cut from a warm
+ * run keeps the run's time, so the decay sees its real age). */
+static void make_free(uint32_t s, uint32_t len, unsigned kind, uint32_t t)
 {
-	meta[s] = (struct page_meta){ TAG_FREE_HEAD, (uint16_t)kind, len,
-				      0, 0, 0, 0 };
+	meta[s] = (struct page_meta){ .tag = TAG_FREE_HEAD,
+				      .kind = (uint16_t)kind,
+				      .len = len };
 	if (len > 1)
-		meta[s + len - 1] = (struct page_meta){ TAG_FREE_TAIL,
-							(uint16_t)kind, s,
-							0, 0, 0, 0 };
+		meta[s + len - 1] = (struct page_meta){
+			.tag = TAG_FREE_TAIL, .kind = (uint16_t)kind, .len = s
+		};
 	list_push(s);
 	if (kind == WARM) {
+		meta[s].freed_ms = t;
 		lru_push_newest(s);
 		warm_pages += len;
 	}
@@ -191,7 +203,8 @@ static unsigned next_bucket(unsigned k, unsigned b)
 
 /* A free run of kind k of at least need pages, taken out of the lists;
  * *len gets its length. */
-static uint32_t find_free(unsigned k, uint32_t need, uint32_t *len)
+static uint32_t find_free(unsigned k, uint32_t need, uint32_t *len,
+			  uint32_t *t)
 {
 	unsigned b = bucket_of(need);
 	uint32_t s;
@@ -211,6 +224,7 @@ static uint32_t find_free(unsigned k, uint32_t need, uint32_t *len)
 		return HS_PAGES_NONE;
 	s = bucket_head[k][b];
 found:
+	*t = meta[s].freed_ms;
 	*len = unmake_free(s);
 	return s;
 }
@@ -218,39 +232,41 @@ found:
 /* Carve [a, a + n) out of the free run [s, s + len) of kind k; the rest
  * stays free, of the same kind. */
 static void carve(uint32_t s, uint32_t len, uint32_t a, uint32_t n,
-		  unsigned k)
+		  unsigned k, uint32_t t)
 {
 	if (a > s)
-		make_free(s, a - s, k);
+		make_free(s, a - s, k, t);
 	if (s + len > a + n)
-		make_free(a + n, s + len - (a + n), k);
+		make_free(a + n, s + len - (a + n), k, t);
 }
 
 uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 {
 	uint64_t need = (uint64_t)n + align_pages - 1;
-	uint32_t s, len, a;
+	uint32_t s, len, a, t;
 
 	if (n == 0 || align_pages == 0 || need > npages)
 		return HS_PAGES_NONE;
+	decay(now_ms());
+	asked_len16 = asked_len16 - asked_len16 / 16 + need;
 	if (warm_pages >= need &&
-	    (s = find_free(WARM, (uint32_t)need, &len)) != HS_PAGES_NONE) {
+	    (s = find_free(WARM, (uint32_t)need, &len, &t)) != HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
-		carve(s, len, a, n, WARM);
+		carve(s, len, a, n, WARM, t);
 		recycled_pages += n;
-	} else if ((s = find_free(COLD, (uint32_t)need, &len)) !=
+	} else if ((s = find_free(COLD, (uint32_t)need, &len, &t)) !=
 		   HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
-		carve(s, len, a, n, COLD);
+		carve(s, len, a, n, COLD, 0);
 	} else {
 		a = (frontier + align_pages - 1) & ~(align_pages - 1);
 		if ((uint64_t)a + n > npages)
 			return HS_PAGES_NONE;
 		if (a > frontier)
-			make_free(frontier, a - frontier, COLD);
+			make_free(frontier, a - frontier, COLD, 0);
 		frontier = a + n;
 	}
-	meta[a] = (struct page_meta){ TAG_USED, 0, n, slot, 0, 0, 0 };
+	meta[a] = (struct page_meta){ .tag = TAG_USED, .len = n, .a = slot };
 	in_use += n;
 	return a;
 }
@@ -270,9 +286,10 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 	} else if (e < frontier && meta[e].tag == TAG_FREE_HEAD &&
 		   meta[e].len >= need) {
 		k = meta[e].kind;
+		uint32_t t = meta[e].freed_ms;
 		flen = unmake_free(e);
 		if (flen > need)
-			make_free(e + need, flen - need, k);
+			make_free(e + need, flen - need, k, t);
 		if (k == WARM)
 			recycled_pages += need;
 	} else {
@@ -338,7 +355,7 @@ static void release_cold(uint32_t s, uint32_t len)
 	}
 	if (right_free(e, COLD))
 		len += unmake_free(e);
-	make_free(s, len, COLD);
+	make_free(s, len, COLD, 0);
 }
 
 /* Keep [s, s + len) (not in any list, still committed) as the newest
@@ -353,7 +370,7 @@ static void keep_warm(uint32_t s, uint32_t len)
 	}
 	if (right_free(e, WARM))
 		len += unmake_free(e);
-	make_free(s, len, WARM);
+	make_free(s, len, WARM, now_ms());
 }
 
 static void evict_oldest(void)
@@ -363,26 +380,57 @@ static void evict_oldest(void)
 	release_cold(s, unmake_free(s));
 }
 
-/* The warm budget now: HEAPSCOPE_SAMPLED_CACHE, but no more than
- * CACHE_RUNS runs of the mean length of the runs freed lately (at least
- * CACHE_MIN_PAGES).  What a cached run saves is a page fault per 4 KiB
- * when a later sample reuses it: worth a big budget when samples are big
- * (mixed_sizes, blocks up to 1 MiB: 160k page faults without the cache,
- * 27k with 16 MiB, 46k with 8 MiB), nothing much when they are a page or
- * two, where a fixed 64 MiB kept 8 MiB of freed sampled pages resident in
- * sqlite3's 40 MiB process without saving a fault. */
-#define CACHE_MIN_PAGES 256 /* 2 MiB */
-#define CACHE_RUNS 64
-static uint64_t freed_len16; /* moving mean of freed run lengths, x16 */
+/* The warm budget: HEAPSCOPE_SAMPLED_CACHE or twice the pages of live
+ * samples, whichever is more (the page heap keeps free memory the same
+ * way: a few large blocks per thread, nearly all sampled, need more than
+ * a fixed 64 MiB between them); and a warm run not reused within
+ * CACHE_DECAY_MS goes cold (checked on sampled allocations and frees).
+ * A budget that followed the mean freed run length instead kept
+ * realloc_growth from reusing its big runs (2.6x the page faults). */
+#define CACHE_DECAY_MS 1000u
 
-static uint64_t cache_limit(uint32_t freed)
+static uint32_t now_ms(void)
 {
-	/* exponential moving mean, weight 1/16 per free */
-	freed_len16 = freed_len16 - freed_len16 / 16 + freed;
-	uint64_t want = CACHE_RUNS * freed_len16 / 16;
-	if (want < CACHE_MIN_PAGES)
-		want = CACHE_MIN_PAGES;
-	return want < warm_limit ? want : warm_limit;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
+			  (uint64_t)ts.tv_nsec / 1000000u);
+}
+
+/* Warm runs older than CACHE_DECAY_MS go cold; a scan of the LRU list
+ * (pieces cut from a run keep its time but go to the newest end), at
+ * most every CACHE_DECAY_MS / 4. */
+static uint32_t last_decay;
+static void decay(uint32_t now)
+{
+	if (now - last_decay < CACHE_DECAY_MS / 4)
+		return;
+	last_decay = now;
+	for (uint32_t s = lru_oldest, next; s != HS_PAGES_NONE; s = next) {
+		next = meta[s].newer;
+		if (now - meta[s].freed_ms > CACHE_DECAY_MS)
+			release_cold(s, unmake_free(s));
+	}
+}
+
+static uint64_t cache_limit(void)
+{
+	return 2 * in_use > warm_limit ? 2 * in_use : warm_limit;
+}
+
+/* Moving mean of the run lengths samples asked for (x16, weight 1/16).
+ * A freed run more than ADMIT_FACTOR times as long (and over 2 MiB) is
+ * not cached: no sample is likely to want it before it decays, and it
+ * would sit on top of the heap's growth (sqlite3: a one-off 8 MiB
+ * sampled block kept resident raised its peak RSS by 8 MiB). */
+#define ADMIT_FACTOR 64
+#define ADMIT_MIN_PAGES 256
+
+static bool admit(uint32_t n)
+{
+	return n <= ADMIT_MIN_PAGES ||
+	       (uint64_t)n * 16 <= ADMIT_FACTOR * asked_len16;
 }
 
 void hs_pages_free(uint32_t page)
@@ -391,14 +439,15 @@ void hs_pages_free(uint32_t page)
 
 	meta[page] = (struct page_meta){ 0 };
 	in_use -= n;
-	uint64_t limit = cache_limit(n);
-	if (n > limit) {
+	uint64_t limit = cache_limit();
+	if (n > limit || !admit(n)) {
 		release_cold(page, n);
 		return;
 	}
 	keep_warm(page, n);
 	while (warm_pages > limit)
 		evict_oldest();
+	decay(now_ms());
 }
 
 uint64_t hs_pages_trim(void)
@@ -498,7 +547,7 @@ int hs_pages_is_valid(void)
 		prev = s;
 		lru++;
 	}
-	if (prev != lru_newest || lru != free_runs[WARM] || warm > warm_limit)
+	if (prev != lru_newest || lru != free_runs[WARM] || warm > cache_limit())
 		return -10;
 	return 0;
 }

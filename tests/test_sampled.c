@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -415,39 +416,47 @@ static void test_page_cache(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
-/* The cache budget follows the runs freed lately: 64 runs of their mean
- * length, at least 2 MiB, at most HEAPSCOPE_SAMPLED_CACHE (64 MiB
- * here).  600 one-page samples freed (kept apart by live ones): exactly
- * 2 MiB stays cached.  Then 40 runs of 16 pages: the budget grows past
- * 2 MiB and every one of them stays cached. */
-static void test_page_cache_budget(void **state)
+/* Cache admission and decay (sampled_pages.c).  After many one-page
+ * samples, a freed 4 MiB sample (512 pages: over 2 MiB and over 64 times
+ * the mean run asked for) is not cached; after the asks have grown to
+ * 64-page runs, the same free is cached.  A cached run not reused within
+ * a second goes cold at the next sampled allocation. */
+static void test_page_cache_admit_decay(void **state)
 {
-	enum { SMALL = 600, BIG = 40, BIG_PAGES = 16 };
-	static char *blk[2 * SMALL];
-	char *big[BIG], *sep[BIG];
+	enum { SMALL = 200 };
+	static char *blk[SMALL];
+	char *big, *mid[40], *sep[40];
+	const size_t four = 512 * PAGE - 64;
 
 	(void)state;
 	malloc_trim(0);
-	for (int i = 0; i < 2 * SMALL; i++) {
-		blk[i] = malloc(100);
-		assert_true(in_region(blk[i]));
-		blk[i][0] = 1;
-	}
-	for (int i = 0; i < 2 * SMALL; i += 2)
-		free(blk[i]);
-	assert_int_equal(stats().cached_bytes, 256 * PAGE);
-	for (int i = 0; i < BIG; i++) {
-		big[i] = malloc(BIG_PAGES * PAGE - 64);
+	big = malloc(four); /* asked: one 512-page run */
+	for (int i = 0; i < SMALL; i++)
+		blk[i] = malloc(100); /* then 200 one-page runs */
+	touch(big, four);
+	free(big);
+	assert_int_equal(stats().cached_bytes, 0);
+	/* asks grow: 40 runs of 64 pages, mean -> ~64 pages */
+	for (int i = 0; i < 40; i++) {
+		mid[i] = malloc(64 * PAGE - 64);
 		sep[i] = malloc(100);
-		touch(big[i], BIG_PAGES * PAGE - 64);
 	}
-	for (int i = 0; i < BIG; i++)
-		free(big[i]);
-	assert_true(stats().cached_bytes >= (uint64_t)BIG * BIG_PAGES * PAGE);
-	assert_true(stats().cached_bytes > 256 * PAGE);
-	for (int i = 0; i < BIG; i++)
+	big = malloc(four);
+	touch(big, four);
+	free(big);
+	assert_int_equal(stats().cached_bytes, 512 * PAGE);
+	/* decay: 1.1 s later, the next sample's allocation sends it cold */
+	struct timespec ts = { 1, 100 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	char *p = malloc(100);
+	assert_true(in_region(p));
+	assert_int_equal(stats().cached_bytes, 0);
+	free(p);
+	for (int i = 0; i < 40; i++) {
+		free(mid[i]);
 		free(sep[i]);
-	for (int i = 1; i < 2 * SMALL; i += 2)
+	}
+	for (int i = 0; i < SMALL; i++)
 		free(blk[i]);
 	assert_int_equal(heapscope_sampled_check(), 0);
 	malloc_trim(0);
@@ -762,7 +771,7 @@ int main(void)
 		cmocka_unit_test(test_seqlock_reader),
 		cmocka_unit_test(test_set_period),
 		cmocka_unit_test(test_page_cache),
-		cmocka_unit_test(test_page_cache_budget),
+		cmocka_unit_test(test_page_cache_admit_decay),
 		cmocka_unit_test(test_realloc_grow_in_place),
 		cmocka_unit_test(test_proxy_threshold),
 	};
