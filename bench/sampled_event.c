@@ -3,7 +3,7 @@
  * bench/sampled_event.c - CPU cost of one sampled event (malloc + free with
  * its stack captured), at a chosen stack depth.
  *
- *   sampled_event DEPTH N [SIZE]
+ *   sampled_event DEPTH N [SIZE [WAIT_MS]]
  *
  * recurses DEPTH non-inlined, non-tail frames deep, then does N
  * malloc(SIZE)/free pairs.  The captured stack is DEPTH + 5 frames (loop,
@@ -18,8 +18,12 @@
  *      perf stat -e task-clock /tmp/sampled_event 25 200000
  *
  * (task-clock at SAMPLE_RATE=1 minus at SAMPLE_RATE=0) / N = the cost of
- * one sampled malloc+free pair.
+ * one sampled malloc+free pair.  WAIT_MS: sleep that long first, so a
+ * `heapscope daemon` already running attaches before the loop; then the
+ * difference includes the probes, the BPF programs and the ring buffer
+ * (the daemon's /processes lists the pid once attached).
  */
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,10 +55,16 @@ int main(int argc, char **argv)
 	int depth = argc > 1 ? atoi(argv[1]) : 4;
 	long n = argc > 2 ? atol(argv[2]) : 100000;
 	size_t size = argc > 3 ? (size_t)atol(argv[3]) : 64;
+	long wait_ms = argc > 4 ? atol(argv[4]) : 0;
 
-	if (depth < 1 || n < 0) {
-		fprintf(stderr, "usage: sampled_event DEPTH N [SIZE]\n");
+	if (depth < 1 || n < 0 || wait_ms < 0) {
+		fprintf(stderr, "usage: sampled_event DEPTH N [SIZE [WAIT_MS]]\n");
 		return 2;
+	}
+	if (wait_ms) {
+		struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
 	}
 	recurse(depth, n, size);
 	return calls == 0;

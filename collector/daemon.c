@@ -93,6 +93,19 @@ static int on_event(void *ctx, void *data, size_t size)
 	return --batch_left ? 0 : -EAGAIN;
 }
 
+void hs_daemon__drain(struct hs_daemon *d)
+{
+	uint64_t t0 = mono_ms();
+
+	if (!d->rb)
+		return;
+	do {
+		batch_left = EVENT_BATCH;
+		if (ring_buffer__consume(d->rb) != -EAGAIN)
+			return;
+	} while (mono_ms() - t0 < 100);
+}
+
 static int on_event_one(struct hs_daemon *d, void *data, size_t size)
 {
 	const struct hs_event *e = data;
@@ -331,6 +344,7 @@ int hs_daemon_main(int argc, char **argv)
 	d.lost_pid_fd = bpf_map__fd(skel->maps.lost_by_pid);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &d,
 			      NULL);
+	d.rb = rb;
 	if (!rb) {
 		err = -errno;
 		fprintf(stderr, "heapscope daemon: cannot create the ring "
@@ -400,6 +414,7 @@ cleanup:
 	hs_http__stop(http);
 	for (size_t i = 0; i < d.nlinks; i++)
 		bpf_link__destroy(d.links[i]);
+	d.rb = NULL; /* the HTTP threads are stopped */
 	ring_buffer__free(rb);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
 		while (d.buckets[b])

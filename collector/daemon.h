@@ -77,6 +77,7 @@ struct hs_daemon {
 	bool verbose;
 	/* BPF side (opaque here: struct heapscope_bpf *, struct bpf_link *) */
 	void *skel;
+	void *rb;	 /* struct ring_buffer *: see hs_daemon__drain */
 	int tracked_fd;	 /* tracked_pids map */
 	int lost_pid_fd; /* lost_by_pid map: ring-buffer drops per pid */
 	/* Objects with probes attached for every process, by inode: --lib
@@ -96,6 +97,12 @@ struct hs_daemon {
 	uint64_t dumps, dump_errors;
 	volatile sig_atomic_t *exiting;
 };
+
+/* Consumes the events waiting in the ring buffer (the BPF side does not
+ * wake the daemon for each one), at most ~100 ms of them.  Call with
+ * d->lock held before taking a snapshot, so a profile includes every
+ * event fired before the request.  No-op before the ring buffer exists. */
+void hs_daemon__drain(struct hs_daemon *d);
 
 /* Find the process (by host pid); NULL if unknown. */
 struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid);

@@ -49,6 +49,8 @@ void hs_daemon__dump_all(struct hs_daemon *d)
 				"--dump-dir)\n");
 		return;
 	}
+	/* before the walk: the events may end processes */
+	hs_daemon__drain(d);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++) {
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
 			char path[PATH_MAX];

@@ -147,6 +147,7 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c)
 				    "usage: /debug/pprof/heap?pid=N|comm=NAME"
 				    "[&format=pprof|folded|text]");
 	pthread_mutex_lock(&d->lock);
+	hs_daemon__drain(d);
 	err = hs_daemon__get(d, (pid_t)pid, &p);
 	if (!err)
 		err = hs_daemon__snapshot(d, p, NULL, hs_wall_ns(), &snap);
@@ -218,6 +219,7 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c)
 			break;
 	}
 	pthread_mutex_lock(&d->lock);
+	hs_daemon__drain(d);
 	if (w.dead || !w.proc) {
 		err = -EPIPE;
 	} else {

@@ -345,6 +345,13 @@ static int record(const struct hs_options *o)
 	while (!exiting) {
 		batch_left = EVENT_BATCH;
 		err = ring_buffer__poll(rb, 100);
+		/* The BPF side wakes us only when the ring buffer fills up
+		 * (heapscope.bpf.c submit): after a quiet poll, take what
+		 * is there. */
+		if (err == 0) {
+			batch_left = EVENT_BATCH;
+			err = ring_buffer__consume(rb);
+		}
 		if (err == -EINTR || err == -EAGAIN) {
 			err = 0;
 			if (!(deadline && now_s() >= deadline))
