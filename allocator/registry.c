@@ -142,11 +142,13 @@ size_t hs_registry_trim(void)
 	/* records is 64 KiB aligned: p walks whole pages */
 	for (p = start; p < end; p += pg) {
 		uint64_t i = (p - start) / rs;
-		uint64_t last = ((p + pg < end ? p + pg : end) - 1 - start) / rs;
+		uint64_t last =
+			((p + pg < end ? p + pg : end) - 1 - start) / rs;
 		int used = 0;
 
 		for (; i <= last && !used; i++)
-			used = __atomic_load_n(&records[i].seq, __ATOMIC_RELAXED) != 0;
+			used = __atomic_load_n(&records[i].seq,
+					       __ATOMIC_RELAXED) != 0;
 		if (!used) {
 			if (!run)
 				run = p;

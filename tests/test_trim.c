@@ -158,10 +158,10 @@ static void test_trim_returns_heap_and_metadata(void **state)
 		size_t len = hw * heapscope_registry.record_size;
 		size_t npg = (len + 4095) / 4096;
 		unsigned char vec[npg];
-		assert_int_equal(mincore((void *)(uintptr_t)
-						 heapscope_registry.records,
-					 npg * 4096, vec),
-				 0);
+		assert_int_equal(
+			mincore((void *)(uintptr_t)heapscope_registry.records,
+				npg * 4096, vec),
+			0);
 		for (size_t i = 0; i < npg; i++)
 			assert_int_equal(vec[i] & 1, 0);
 	}
