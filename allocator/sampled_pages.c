@@ -383,8 +383,9 @@ static void evict_oldest(void)
 /* The warm budget: HEAPSCOPE_SAMPLED_CACHE or twice the pages of live
  * samples, whichever is more (the page heap keeps free memory the same
  * way: a few large blocks per thread, nearly all sampled, need more than
- * a fixed 64 MiB between them); and a warm run not reused within
- * CACHE_DECAY_MS goes cold (checked on sampled allocations and frees).
+ * a fixed 64 MiB between them), none when the option is 0; and a warm
+ * run not reused within CACHE_DECAY_MS goes cold (checked on sampled
+ * allocations and frees).
  * A budget that followed the mean freed run length instead kept
  * realloc_growth from reusing its big runs (2.6x the page faults). */
 #define CACHE_DECAY_MS 1000u
@@ -416,6 +417,8 @@ static void decay(uint32_t now)
 
 static uint64_t cache_limit(void)
 {
+	if (warm_limit == 0) /* HEAPSCOPE_SAMPLED_CACHE=0: no cache */
+		return 0;
 	return 2 * in_use > warm_limit ? 2 * in_use : warm_limit;
 }
 

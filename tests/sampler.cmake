@@ -20,6 +20,10 @@ add_test(NAME sampled_cache_eviction COMMAND test_sampled)
 set_tests_properties(sampled_cache_eviction PROPERTIES TIMEOUT 60
   LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLED_CACHE=192K")
+add_test(NAME sampled_cache_off COMMAND test_sampled)
+set_tests_properties(sampled_cache_off PROPERTIES TIMEOUT 60
+  LABELS "unit;sampling"
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLED_CACHE=0")
 # Proxies only up to HEAPSCOPE_PROXY_MAX (default 4096, tested by
 # `sampled`): widened to every small class, and off.
 add_test(NAME sampled_proxy_256k COMMAND test_sampled)

@@ -532,6 +532,33 @@ static void test_realloc_grow_in_place(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* Run with HEAPSCOPE_SAMPLED_CACHE=0: no cache at all, however many
+ * samples are live (the budget otherwise grows to twice their pages):
+ * every freed sampled block is decommitted at once. */
+static void test_page_cache_off(void **state)
+{
+	const size_t n = 64 * 1024;
+	char *live[16], *blk;
+	uintptr_t a;
+
+	(void)state;
+	for (int i = 0; i < 16; i++) {
+		live[i] = malloc(n);
+		touch(live[i], n);
+	}
+	blk = malloc(n);
+	assert_true(in_region(blk));
+	touch(blk, n);
+	a = (uintptr_t)blk;
+	free(blk);
+	assert_int_equal(stats().cached_bytes, 0);
+	assert_int_equal(resident_pages(a, n), 0);
+	for (int i = 0; i < 16; i++)
+		free(live[i]);
+	assert_int_equal(stats().cached_bytes, 0);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* Run with HEAPSCOPE_SAMPLED_CACHE=192K: three 64 KiB blocks freed in
  * turn (kept apart by live ones, so they do not merge) fill the cache;
  * the fourth evicts the least recently freed, which is decommitted. */
@@ -762,6 +789,9 @@ int main(void)
 	const struct CMUnitTest eviction[] = {
 		cmocka_unit_test(test_page_cache_eviction),
 	};
+	const struct CMUnitTest cache_off[] = {
+		cmocka_unit_test(test_page_cache_off),
+	};
 	const struct CMUnitTest proxies[] = {
 		cmocka_unit_test(test_proxy_threshold),
 		cmocka_unit_test(test_every_alloc_sampled),
@@ -788,6 +818,8 @@ int main(void)
 
 	if (cache && strcmp(cache, "192K") == 0)
 		return cmocka_run_group_tests(eviction, NULL, NULL);
+	if (cache && strcmp(cache, "0") == 0)
+		return cmocka_run_group_tests(cache_off, NULL, NULL);
 	if (getenv("HEAPSCOPE_PROXY_MAX")) /* sampled_proxy_* */
 		return cmocka_run_group_tests(proxies, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
