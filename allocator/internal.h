@@ -43,6 +43,10 @@ int hs_os_decommit(void *p, size_t size);
 int hs_os_nohugepage(void *p, size_t size);
 int hs_os_hugepage(void *p, size_t size);
 void hs_os_unmap(void *p, size_t size);
+/* Coarse monotonic milliseconds (CLOCK_MONOTONIC_COARSE through the vDSO:
+ * no system call, 1-4 ms resolution), wrapping every 49 days: compare
+ * differences only.  For the release policies' ages.  Thread-safe. */
+uint32_t hs_os_coarse_ms(void);
 
 /* ---- log.c: write(2) through a fixed buffer, no malloc, no stdio ---- */
 void hs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

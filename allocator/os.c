@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -63,4 +64,13 @@ void hs_os_unmap(void *p, size_t size)
 {
 	if (p && size)
 		munmap(p, size);
+}
+
+uint32_t hs_os_coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
+			  (uint64_t)ts.tv_nsec / 1000000u);
 }

@@ -21,7 +21,6 @@
  */
 #include <pthread.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "internal.h"
 #include "page_heap.h"
@@ -101,16 +100,6 @@ static void list_remove(hs_span_t *s)
 	hs_stat_add(HS_STAT_pageheap_free_count, -1);
 }
 
-/* Coarse monotonic milliseconds (vDSO, no syscall, 1-4 ms resolution),
- * wrapping every 49 days: only differences are used. */
-static uint32_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
-			  (uint64_t)ts.tv_nsec / 1000000u);
-}
-
 /* Puts s (not on any list) into the free lists in state loc, merging it
  * with free neighbours in the same state. */
 static void free_locked(hs_span_t *s, uint8_t loc)
@@ -134,7 +123,7 @@ static void free_locked(hs_span_t *s, uint8_t loc)
 	}
 	hs_pagemap_set(s->start, s);
 	hs_pagemap_set(s->start + s->npages - 1, s);
-	s->free_ms = now_ms();
+	s->free_ms = hs_os_coarse_ms();
 	list_insert(s);
 }
 
@@ -310,7 +299,7 @@ static size_t release_locked(size_t bytes)
 		return done;
 	}
 	hs_span_t *s;
-	uint32_t now = now_ms();
+	uint32_t now = hs_os_coarse_ms();
 	while (done < bytes && (s = oldest_committed_locked(now, NULL))) {
 		done += hs_span_bytes(s);
 		release_span_locked(s);
@@ -403,7 +392,7 @@ static void release_policy_locked(void)
 		release_locked((size_t)(free_bytes - cap));
 		return;
 	}
-	uint32_t now = now_ms();
+	uint32_t now = hs_os_coarse_ms();
 	if (now - last_decay_ms < DECAY_CHECK_MS)
 		return;
 	last_decay_ms = now;

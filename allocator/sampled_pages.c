@@ -33,7 +33,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "sampled.h"
@@ -71,7 +70,6 @@ static uint32_t lru_oldest = HS_PAGES_NONE, lru_newest = HS_PAGES_NONE;
 
 static uint64_t asked_len16; /* see admit() */
 
-static uint32_t now_ms(void);
 static void decay(uint32_t now);
 
 int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
@@ -247,7 +245,7 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 
 	if (n == 0 || align_pages == 0 || need > npages)
 		return HS_PAGES_NONE;
-	decay(now_ms());
+	decay(hs_os_coarse_ms());
 	asked_len16 = asked_len16 - asked_len16 / 16 + need;
 	if (warm_pages >= need &&
 	    (s = find_free(WARM, (uint32_t)need, &len, &t)) != HS_PAGES_NONE) {
@@ -360,7 +358,7 @@ static void release_cold(uint32_t s, uint32_t len)
 
 /* Keep [s, s + len) (not in any list, still committed) as the newest
  * warm run, merged with warm neighbours. */
-static void keep_warm(uint32_t s, uint32_t len)
+static void keep_warm(uint32_t s, uint32_t len, uint32_t now)
 {
 	uint32_t h = left_free(s, WARM), e = s + len;
 
@@ -370,7 +368,7 @@ static void keep_warm(uint32_t s, uint32_t len)
 	}
 	if (right_free(e, WARM))
 		len += unmake_free(e);
-	make_free(s, len, WARM, now_ms());
+	make_free(s, len, WARM, now);
 }
 
 static void evict_oldest(void)
@@ -389,15 +387,6 @@ static void evict_oldest(void)
  * A budget that followed the mean freed run length instead kept
  * realloc_growth from reusing its big runs (2.6x the page faults). */
 #define CACHE_DECAY_MS 1000u
-
-static uint32_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
-			  (uint64_t)ts.tv_nsec / 1000000u);
-}
 
 /* Warm runs older than CACHE_DECAY_MS go cold; a scan of the LRU list
  * (pieces cut from a run keep its time but go to the newest end), at
@@ -447,10 +436,11 @@ void hs_pages_free(uint32_t page)
 		release_cold(page, n);
 		return;
 	}
-	keep_warm(page, n);
+	uint32_t now = hs_os_coarse_ms();
+	keep_warm(page, n, now);
 	while (warm_pages > limit)
 		evict_oldest();
-	decay(now_ms());
+	decay(now);
 }
 
 uint64_t hs_pages_trim(void)

@@ -17,6 +17,20 @@ endforeach()
 set_tests_properties(alloc_page_heap PROPERTIES
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0;HEAPSCOPE_RELEASE_RATE=16M")
 
+# alloc_NAME_rate_0 (sampling off) and alloc_NAME_rate_default running EXE
+function(hs_alloc_rate_tests name exe)
+  foreach(rate 0 default)
+    if(rate STREQUAL "default")
+      set(_env "HEAPSCOPE_VERBOSE=0")
+    else()
+      set(_env "HEAPSCOPE_SAMPLE_RATE=${rate}")
+    endif()
+    add_test(NAME alloc_${name}_rate_${rate} COMMAND ${exe})
+    set_tests_properties(alloc_${name}_rate_${rate} PROPERTIES
+      TIMEOUT 300 LABELS "unit;allocator" ENVIRONMENT "${_env}")
+  endforeach()
+endfunction()
+
 # malloc_trim gives a freed heap back, metadata included (issue 3); at
 # sampling off and at the default period
 add_executable(test_trim ${CMAKE_CURRENT_SOURCE_DIR}/test_trim.c)
@@ -24,30 +38,12 @@ target_compile_options(test_trim PRIVATE -fno-builtin)
 target_include_directories(test_trim PRIVATE ${HS_ALLOC_DIR}
   ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(test_trim PRIVATE heapscope_static ${CMOCKA_LIB})
-foreach(rate 0 default)
-  if(rate STREQUAL "default")
-    set(_env "HEAPSCOPE_VERBOSE=0")
-  else()
-    set(_env "HEAPSCOPE_SAMPLE_RATE=${rate}")
-  endif()
-  add_test(NAME alloc_trim_rate_${rate} COMMAND test_trim)
-  set_tests_properties(alloc_trim_rate_${rate} PROPERTIES
-    TIMEOUT 300 LABELS "unit;allocator" ENVIRONMENT "${_env}")
-endforeach()
+hs_alloc_rate_tests(trim test_trim)
 
 add_executable(test_api_contracts ${CMAKE_CURRENT_SOURCE_DIR}/test_api_contracts.c)
 target_compile_options(test_api_contracts PRIVATE -fno-builtin)
 target_link_libraries(test_api_contracts PRIVATE heapscope ${CMOCKA_LIB} pthread)
-foreach(rate 0 default)
-  if(rate STREQUAL "default")
-    set(_env "HEAPSCOPE_VERBOSE=0")
-  else()
-    set(_env "HEAPSCOPE_SAMPLE_RATE=${rate}")
-  endif()
-  add_test(NAME alloc_api_contracts_rate_${rate} COMMAND test_api_contracts)
-  set_tests_properties(alloc_api_contracts_rate_${rate} PROPERTIES
-    TIMEOUT 300 LABELS "unit;allocator" ENVIRONMENT "${_env}")
-endforeach()
+hs_alloc_rate_tests(api_contracts test_api_contracts)
 
 add_executable(cxx_containers ${CMAKE_CURRENT_SOURCE_DIR}/programs/cxx_containers.cc)
 target_compile_options(cxx_containers PRIVATE -O2 -Wno-alloc-size-larger-than)

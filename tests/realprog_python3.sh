@@ -99,16 +99,24 @@ with open(out + ".cases", "w") as f:
 EOF
 }
 
+# summarize_modules PREFIX MODULE...: summarize PREFIX.log, then list
+# every module missing from it as "missing" in PREFIX.modules (sorted).
+summarize_modules() {
+	local pfx=$1
+	shift
+	summarize "$pfx"
+	for m in "$@"; do
+		grep -q "^$m " "$pfx.modules" || echo "$m missing" >>"$pfx.modules"
+	done
+	sort -o "$pfx.modules" "$pfx.modules"
+}
+
 case $mode in
 baseline)
 	run "$work/glibc" "" "$@"
 	# The module list is the argument list: a module missing from the log
 	# is reported as "missing".
-	summarize "$work/glibc"
-	for m in "$@"; do
-		grep -q "^$m " "$work/glibc.modules" || echo "$m missing" >>"$work/glibc.modules"
-	done
-	sort -o "$work/glibc.modules" "$work/glibc.modules"
+	summarize_modules "$work/glibc" "$@"
 	cp "$work/glibc.modules" "$dir/python3_glibc.modules"
 	cp "$work/glibc.cases" "$dir/python3_glibc.cases"
 	grep -v ' passed$' "$dir/python3_glibc.modules" && {
@@ -124,11 +132,7 @@ baseline)
 compare)
 	[ -s "$dir/python3_glibc.modules" ] || { echo "no baseline in $dir"; exit 1; }
 	run "$work/pre" "$lib" "$@"
-	summarize "$work/pre"
-	for m in "$@"; do
-		grep -q "^$m " "$work/pre.modules" || echo "$m missing" >>"$work/pre.modules"
-	done
-	sort -o "$work/pre.modules" "$work/pre.modules"
+	summarize_modules "$work/pre" "$@"
 	failed=0
 	# the baseline may hold more modules than this run (a subset at period 1)
 	for m in "$@"; do grep "^$m " "$dir/python3_glibc.modules"; done |

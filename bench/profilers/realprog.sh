@@ -67,25 +67,7 @@ ROWS=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 150000 * s }')
 HS_COPY=$TMP/libheapscope-untraced.so
 cp "$HS" "$HS_COPY" || exit 1
 
-DAEMON_PID=
-stop_daemon() {
-	[ -n "$DAEMON_PID" ] || return 0
-	kill -TERM "$DAEMON_PID" 2>/dev/null
-	wait "$DAEMON_PID" 2>/dev/null
-	DAEMON_PID=
-}
-trap stop_daemon EXIT
-start_daemon() {
-	"$HSCLI" daemon --lib "$HS" --no-copies --listen 127.0.0.1:$PORT \
-		> "$TMP/realprog-daemon.log" 2>&1 &
-	DAEMON_PID=$!
-	for _ in $(seq 1 100); do
-		curl -sf "http://127.0.0.1:$PORT/metrics" >/dev/null && return 0
-		sleep 0.1
-	done
-	echo "$0: heapscope daemon did not start (see $TMP/realprog-daemon.log)" >&2
-	exit 1
-}
+. "$HERE/daemon.sh"
 # CPU seconds (user + system) the daemon has used so far
 daemon_cpu() {
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' \
@@ -136,7 +118,7 @@ run_prog() {
 		"$TMP/realprog.time"
 }
 
-start_daemon
+start_daemon "$TMP/realprog-daemon.log" || exit 1
 # the CPU cost of one sampled event with the daemon attached
 cc -O2 -fomit-frame-pointer -fno-builtin-malloc -fno-builtin-free \
 	"$ROOT/bench/sampled_event.c" -o "$TMP/sampled_event" || exit 1

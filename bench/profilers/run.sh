@@ -39,26 +39,7 @@ fi
 # the collector, from the main build (scripts/build.sh)
 HSCLI=${HS_CLI:-$ROOT/build/collector/heapscope}
 PORT=${HS_BENCH_PORT:-16061}
-DAEMON_PID=
-stop_daemon() {
-	[ -n "$DAEMON_PID" ] || return 0
-	kill -TERM "$DAEMON_PID" 2>/dev/null
-	wait "$DAEMON_PID" 2>/dev/null
-	DAEMON_PID=
-}
-trap stop_daemon EXIT
-# start_daemon: heapscope daemon on $HS, returns once it answers /metrics
-start_daemon() {
-	"$HSCLI" daemon --lib "$HS" --no-copies --listen 127.0.0.1:$PORT \
-		> "$TMP/daemon.log" 2>&1 &
-	DAEMON_PID=$!
-	for _ in $(seq 1 100); do
-		curl -sf "http://127.0.0.1:$PORT/metrics" >/dev/null && return 0
-		sleep 0.1
-	done
-	echo "heapscope daemon did not start (see $TMP/daemon.log)" >&2
-	return 1
-}
+. "$HERE/daemon.sh"
 gcc -O2 -I"$ROOT/include" "$HERE/workload.c" -o "$TMP/workload" -ldl || exit 1
 W="$TMP/workload $OPS $SLOTS 12345"
 
@@ -101,12 +82,12 @@ for r in $(seq 1 "$RUNS"); do
 		heapscope-off) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=0 $W) ;;
 		heapscope-2MiB) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=2097152 $W) ;;
 		heapscope-2MiB+collector)
-			[ -x "$HSCLI" ] && start_daemon || continue
+			[ -x "$HSCLI" ] && start_daemon "$TMP/daemon.log" || continue
 			line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=2097152 $W)
 			stop_daemon ;;
 		heapscope-512KiB) line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=524288 $W) ;;
 		heapscope-512KiB+collector)
-			[ -x "$HSCLI" ] && start_daemon || continue
+			[ -x "$HSCLI" ] && start_daemon "$TMP/daemon.log" || continue
 			line=$(run $name env LD_PRELOAD=$HS HEAPSCOPE_SAMPLE_RATE=524288 $W)
 			stop_daemon ;;
 		heaptrack) line=$(run $name heaptrack -o "$TMP/ht" $W) ;;
