@@ -14,12 +14,8 @@ _Static_assert(sizeof(hs_pm_leaf_t) % PM_OS_PAGE == 0,
 	       "pagemap leaves are not whole 4 KiB pages");
 
 hs_pm_leaf_t hs_pm_empty_leaf;
-hs_pm_mid_t hs_pm_empty_mid = {
-	.leaf = {[0 ...(1 << HS_PM_MID_BITS) - 1] = &hs_pm_empty_leaf},
-};
-hs_pm_mid_t *hs_pagemap_root[1 << HS_PM_ROOT_BITS] = {
-	[0 ...(1 << HS_PM_ROOT_BITS) - 1] = &hs_pm_empty_mid,
-};
+hs_pm_mid_t hs_pm_empty_mid;
+hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];
 
 bool hs_pagemap_ensure(uintptr_t page, size_t n)
 {
@@ -28,23 +24,26 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 	uintptr_t last = page + n - 1;
 	for (uintptr_t p = page; p <= last;) {
 		size_t ri = p >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS);
-		hs_pm_mid_t *mid = hs_pagemap_root[ri];
+		hs_pm_mid_t *mid = hs_pm_mid_of(hs_pagemap_root[ri]);
 		if (mid == &hs_pm_empty_mid) {
+			/* fresh metadata pages are zero: every slot empty */
 			mid = hs_meta_alloc(sizeof(*mid));
 			if (!mid)
 				return false;
-			for (size_t i = 0; i < (1 << HS_PM_MID_BITS); i++)
-				mid->leaf[i] = &hs_pm_empty_leaf;
-			__atomic_store_n(&hs_pagemap_root[ri], mid,
+			__atomic_store_n(&hs_pagemap_root[ri],
+					 (uintptr_t)mid -
+						 (uintptr_t)&hs_pm_empty_mid,
 					 __ATOMIC_RELEASE);
 		}
 		size_t mi =
 			(p >> HS_PM_LEAF_BITS) & ((1 << HS_PM_MID_BITS) - 1);
-		if (mid->leaf[mi] == &hs_pm_empty_leaf) {
+		if (mid->leaf[mi] == 0) {
 			hs_pm_leaf_t *leaf = hs_meta_alloc(sizeof(*leaf));
 			if (!leaf)
 				return false;
-			__atomic_store_n(&mid->leaf[mi], leaf,
+			__atomic_store_n(&mid->leaf[mi],
+					 (uintptr_t)leaf -
+						 (uintptr_t)&hs_pm_empty_leaf,
 					 __ATOMIC_RELEASE);
 		}
 		/* next leaf boundary */
@@ -55,10 +54,11 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 
 void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 {
-	hs_pm_mid_t *mid =
-		hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)];
-	hs_pm_leaf_t *leaf = mid->leaf[(page >> HS_PM_LEAF_BITS) &
-				       ((1 << HS_PM_MID_BITS) - 1)];
+	hs_pm_mid_t *mid = hs_pm_mid_of(
+		hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)]);
+	hs_pm_leaf_t *leaf = hs_pm_leaf_of(
+		mid->leaf[(page >> HS_PM_LEAF_BITS) &
+			  ((1 << HS_PM_MID_BITS) - 1)]);
 	__atomic_store_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)], span,
 			 __ATOMIC_RELEASE);
 }
@@ -99,11 +99,11 @@ size_t hs_pagemap_trim(void)
 	size_t done = 0, len = 0;
 	char *run = NULL; /* adjacent leaf pages go in one madvise */
 	for (size_t ri = 0; ri < (1 << HS_PM_ROOT_BITS); ri++) {
-		hs_pm_mid_t *mid = hs_pagemap_root[ri];
+		hs_pm_mid_t *mid = hs_pm_mid_of(hs_pagemap_root[ri]);
 		if (mid == &hs_pm_empty_mid)
 			continue;
 		for (size_t mi = 0; mi < (1 << HS_PM_MID_BITS); mi++) {
-			hs_pm_leaf_t *leaf = mid->leaf[mi];
+			hs_pm_leaf_t *leaf = hs_pm_leaf_of(mid->leaf[mi]);
 			if (leaf == &hs_pm_empty_leaf)
 				continue;
 			uintptr_t base = ((uintptr_t)ri << (HS_PM_LEAF_BITS +

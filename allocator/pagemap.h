@@ -31,15 +31,33 @@ typedef struct hs_pm_leaf {
 	hs_span_t *span[1 << HS_PM_LEAF_BITS];
 } hs_pm_leaf_t;
 
+/* Interior and root slots hold a node's address minus the address of the
+ * all-empty node of its level (hs_pm_node_t): 0 is the empty node.  So
+ * the root and a new interior node start as zeros: .bss and fresh pages
+ * that no relocation or initialisation writes, which stay out of RSS
+ * (a table of 6,144 pointers to the empty nodes cost 147 KiB of
+ * relocations and 48 KiB of dirty .data per process). */
+typedef uintptr_t hs_pm_node_t;
+
 typedef struct hs_pm_mid {
-	hs_pm_leaf_t *leaf[1 << HS_PM_MID_BITS];
+	hs_pm_node_t leaf[1 << HS_PM_MID_BITS];
 } hs_pm_mid_t;
 
-/* Unpopulated root and interior slots point at these all-empty nodes
- * (never NULL), so a lookup is three dependent loads and no NULL tests. */
+/* All-empty nodes: zeros, never written, so every lookup of a page the
+ * heap never mapped ends in a NULL span with no NULL tests on the way. */
 extern hs_pm_mid_t hs_pm_empty_mid;
 extern hs_pm_leaf_t hs_pm_empty_leaf;
-extern hs_pm_mid_t *hs_pagemap_root[1 << HS_PM_ROOT_BITS];
+extern hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];
+
+static inline hs_pm_mid_t *hs_pm_mid_of(hs_pm_node_t n)
+{
+	return (hs_pm_mid_t *)((uintptr_t)&hs_pm_empty_mid + n);
+}
+
+static inline hs_pm_leaf_t *hs_pm_leaf_of(hs_pm_node_t n)
+{
+	return (hs_pm_leaf_t *)((uintptr_t)&hs_pm_empty_leaf + n);
+}
 
 /* Span owning page number `page`, or NULL (not heap memory).  Lock-free;
  * safe for any page number, including garbage. */
@@ -47,13 +65,13 @@ static inline hs_span_t *hs_pagemap_get(uintptr_t page)
 {
 	if (HS_UNLIKELY(page >> HS_PM_BITS))
 		return NULL;
-	hs_pm_mid_t *mid = __atomic_load_n(
+	hs_pm_mid_t *mid = hs_pm_mid_of(__atomic_load_n(
 		&hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)],
-		__ATOMIC_ACQUIRE);
-	hs_pm_leaf_t *leaf =
+		__ATOMIC_ACQUIRE));
+	hs_pm_leaf_t *leaf = hs_pm_leaf_of(
 		__atomic_load_n(&mid->leaf[(page >> HS_PM_LEAF_BITS) &
 					   ((1 << HS_PM_MID_BITS) - 1)],
-				__ATOMIC_ACQUIRE);
+				__ATOMIC_ACQUIRE));
 	return __atomic_load_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)],
 			       __ATOMIC_ACQUIRE);
 }
