@@ -56,9 +56,9 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 {
 	hs_pm_mid_t *mid = hs_pm_mid_of(
 		hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)]);
-	hs_pm_leaf_t *leaf = hs_pm_leaf_of(
-		mid->leaf[(page >> HS_PM_LEAF_BITS) &
-			  ((1 << HS_PM_MID_BITS) - 1)]);
+	hs_pm_leaf_t *leaf =
+		hs_pm_leaf_of(mid->leaf[(page >> HS_PM_LEAF_BITS) &
+					((1 << HS_PM_MID_BITS) - 1)]);
 	__atomic_store_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)], span,
 			 __ATOMIC_RELEASE);
 }
