@@ -154,13 +154,11 @@ static void lru_remove(uint32_t s)
  * run keeps the run's time, so the decay sees its real age). */
 static void make_free(uint32_t s, uint32_t len, unsigned kind, uint32_t t)
 {
-	meta[s] = (struct page_meta){ .tag = TAG_FREE_HEAD,
-				      .kind = (uint16_t)kind,
-				      .len = len };
+	meta[s] = (struct page_meta){
+		.tag = TAG_FREE_HEAD, .kind = (uint16_t)kind, .len = len};
 	if (len > 1)
 		meta[s + len - 1] = (struct page_meta){
-			.tag = TAG_FREE_TAIL, .kind = (uint16_t)kind, .len = s
-		};
+			.tag = TAG_FREE_TAIL, .kind = (uint16_t)kind, .len = s};
 	list_push(s);
 	if (kind == WARM) {
 		meta[s].freed_ms = t;
@@ -180,8 +178,8 @@ static uint32_t unmake_free(uint32_t s)
 		warm_pages -= len;
 	}
 	if (len > 1)
-		meta[s + len - 1] = (struct page_meta){ 0 };
-	meta[s] = (struct page_meta){ 0 };
+		meta[s + len - 1] = (struct page_meta){0};
+	meta[s] = (struct page_meta){0};
 	return len;
 }
 
@@ -201,8 +199,7 @@ static unsigned next_bucket(unsigned k, unsigned b)
 
 /* A free run of kind k of at least need pages, taken out of the lists;
  * *len gets its length. */
-static uint32_t find_free(unsigned k, uint32_t need, uint32_t *len,
-			  uint32_t *t)
+static uint32_t find_free(unsigned k, uint32_t need, uint32_t *len, uint32_t *t)
 {
 	unsigned b = bucket_of(need);
 	uint32_t s;
@@ -229,13 +226,88 @@ found:
 
 /* Carve [a, a + n) out of the free run [s, s + len) of kind k; the rest
  * stays free, of the same kind. */
-static void carve(uint32_t s, uint32_t len, uint32_t a, uint32_t n,
-		  unsigned k, uint32_t t)
+static void carve(uint32_t s, uint32_t len, uint32_t a, uint32_t n, unsigned k,
+		  uint32_t t)
 {
 	if (a > s)
 		make_free(s, a - s, k, t);
 	if (s + len > a + n)
 		make_free(a + n, s + len - (a + n), k, t);
+}
+
+/* The head of the free run of kind k that ends just before page s, or
+ * HS_PAGES_NONE.  (A head at s - 1 is a one-page run.) */
+static uint32_t left_free(uint32_t s, unsigned k)
+{
+	if (s == 0 || meta[s - 1].kind != k)
+		return HS_PAGES_NONE;
+	if (meta[s - 1].tag == TAG_FREE_TAIL)
+		return meta[s - 1].len;
+	if (meta[s - 1].tag == TAG_FREE_HEAD)
+		return s - 1;
+	return HS_PAGES_NONE;
+}
+
+static bool right_free(uint32_t e, unsigned k)
+{
+	return e < frontier && meta[e].tag == TAG_FREE_HEAD &&
+	       meta[e].kind == k;
+}
+
+/* No warm run holds n pages: the warm run (among the SCAN_LIMIT newest)
+ * that, with its cold neighbours or the frontier, holds n pages and
+ * covers most of them, so a sample only faults in what the warm run
+ * lacks (the page heap merges committed and released spans the same
+ * way).  Returns the first page of [a, a + n), taken out of the lists
+ * with the leftover cold pieces put back, or HS_PAGES_NONE. */
+static uint32_t merge_warm(uint32_t n)
+{
+	uint32_t best = HS_PAGES_NONE, best_len = 0, i = 0;
+
+	for (uint32_t w = lru_newest; w != HS_PAGES_NONE && i < SCAN_LIMIT;
+	     w = meta[w].older, i++) {
+		uint32_t len = meta[w].len, e = w + len;
+		uint64_t lo = w, hi = e;
+
+		if (len >= n || len <= best_len)
+			continue;
+		uint32_t h = left_free(w, COLD);
+		if (h != HS_PAGES_NONE)
+			lo = h;
+		if (e == frontier)
+			hi = npages;
+		else if (right_free(e, COLD))
+			hi = (uint64_t)e + meta[e].len;
+		if (hi - lo >= n) {
+			best = w;
+			best_len = len;
+		}
+	}
+	if (best == HS_PAGES_NONE)
+		return HS_PAGES_NONE;
+
+	uint32_t w = best, e = w + best_len, h = left_free(w, COLD);
+	uint32_t lo = h != HS_PAGES_NONE ? h : w;
+	/* ends at e if the cold run on the left is long enough, else starts
+	 * at its head and goes on into the cold run or frontier on the right */
+	uint32_t a = e >= n && e - n >= lo ? e - n : lo;
+	if (h != HS_PAGES_NONE && a < w) {
+		unmake_free(h);
+		if (a > h)
+			make_free(h, a - h, COLD, 0);
+	}
+	unmake_free(w);
+	recycled_pages += best_len;
+	if (a + n > e) {
+		if (e == frontier) {
+			frontier = a + n;
+		} else {
+			uint32_t rlen = unmake_free(e);
+			if (e + rlen > a + n)
+				make_free(a + n, e + rlen - (a + n), COLD, 0);
+		}
+	}
+	return a;
 }
 
 uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
@@ -252,6 +324,9 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 		a = (s + align_pages - 1) & ~(align_pages - 1);
 		carve(s, len, a, n, WARM, t);
 		recycled_pages += n;
+	} else if (align_pages == 1 && warm_pages &&
+		   (a = merge_warm(n)) != HS_PAGES_NONE) {
+		/* taken out of the lists, leftovers put back */
 	} else if ((s = find_free(COLD, (uint32_t)need, &len, &t)) !=
 		   HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
@@ -264,7 +339,7 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 			make_free(frontier, a - frontier, COLD, 0);
 		frontier = a + n;
 	}
-	meta[a] = (struct page_meta){ .tag = TAG_USED, .len = n, .a = slot };
+	meta[a] = (struct page_meta){.tag = TAG_USED, .len = n, .a = slot};
 	in_use += n;
 	return a;
 }
@@ -313,25 +388,6 @@ uint32_t hs_pages_slot(uint32_t page)
 uint32_t hs_pages_len(uint32_t page)
 {
 	return meta[page].len;
-}
-
-/* The head of the free run of kind k that ends just before page s, or
- * HS_PAGES_NONE.  (A head at s - 1 is a one-page run.) */
-static uint32_t left_free(uint32_t s, unsigned k)
-{
-	if (s == 0 || meta[s - 1].kind != k)
-		return HS_PAGES_NONE;
-	if (meta[s - 1].tag == TAG_FREE_TAIL)
-		return meta[s - 1].len;
-	if (meta[s - 1].tag == TAG_FREE_HEAD)
-		return s - 1;
-	return HS_PAGES_NONE;
-}
-
-static bool right_free(uint32_t e, unsigned k)
-{
-	return e < frontier && meta[e].tag == TAG_FREE_HEAD &&
-	       meta[e].kind == k;
 }
 
 /* Decommit the pages [s, s + len) (not in any list) and make them a cold
@@ -429,7 +485,7 @@ void hs_pages_free(uint32_t page)
 {
 	uint32_t n = meta[page].len;
 
-	meta[page] = (struct page_meta){ 0 };
+	meta[page] = (struct page_meta){0};
 	in_use -= n;
 	uint64_t limit = cache_limit();
 	if (n > limit || !admit(n)) {
@@ -493,7 +549,7 @@ static int64_t check_lists(unsigned k)
 
 int hs_pages_is_valid(void)
 {
-	uint64_t used = 0, free_runs[NKINDS] = { 0 }, warm = 0, lru = 0;
+	uint64_t used = 0, free_runs[NKINDS] = {0}, warm = 0, lru = 0;
 	int prev_kind = -1; /* kind of the previous run if free, else -1 */
 	uint32_t prev = HS_PAGES_NONE;
 
@@ -507,9 +563,10 @@ int hs_pages_is_valid(void)
 		if (m.tag == TAG_FREE_HEAD) {
 			if (m.kind >= NKINDS || prev_kind == (int)m.kind)
 				return -3; /* two adjacent runs of a kind */
-			if (m.len > 1 && (meta[p + m.len - 1].tag != TAG_FREE_TAIL ||
-					  meta[p + m.len - 1].len != p ||
-					  meta[p + m.len - 1].kind != m.kind))
+			if (m.len > 1 &&
+			    (meta[p + m.len - 1].tag != TAG_FREE_TAIL ||
+			     meta[p + m.len - 1].len != p ||
+			     meta[p + m.len - 1].kind != m.kind))
 				return -4;
 			free_runs[m.kind]++;
 			if (m.kind == WARM)
@@ -540,7 +597,8 @@ int hs_pages_is_valid(void)
 		prev = s;
 		lru++;
 	}
-	if (prev != lru_newest || lru != free_runs[WARM] || warm > cache_limit())
+	if (prev != lru_newest || lru != free_runs[WARM] ||
+	    warm > cache_limit())
 		return -10;
 	return 0;
 }

@@ -416,6 +416,97 @@ static void test_page_cache(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* A sample no warm run fits takes a warm run plus the cold pages next to
+ * it (sampled_pages.c, merge_warm): only the cold part is faulted in.
+ * Layout, in pages from x: A (1, live), B1 (2, freed last: warm), B2 (2,
+ * freed and trimmed: cold), C (1, live), 6 cold pages.  A 4-page sample
+ * starts at B1 (2 pages recycled), where without the merge it would take
+ * the 6 cold pages.  Then with the cold run on the right of a 1-page warm
+ * run (A freed): a 5-page sample starts at A. */
+static void test_page_cache_merge(void **state)
+{
+	struct heapscope_sampling_stats a;
+	char *first, *A, *B1, *B2, *C, *E;
+	uintptr_t x;
+
+	(void)state;
+	malloc_trim(0);
+	first = malloc(12 * PAGE - 100);
+	touch(first, 12 * PAGE - 100);
+	x = (uintptr_t)first;
+	free(first); /* the only warm run: 12 pages, nothing cold on its left */
+	A = malloc(100);
+	assert_int_equal((uintptr_t)A, x); /* warm runs first */
+	B1 = malloc(2 * PAGE - 100);
+	assert_int_equal((uintptr_t)B1, x + PAGE);
+	B2 = malloc(2 * PAGE - 100);
+	assert_int_equal((uintptr_t)B2, x + 3 * PAGE);
+	C = malloc(100);
+	assert_int_equal((uintptr_t)C, x + 5 * PAGE);
+	free(B2);
+	malloc_trim(0); /* [x+3, x+5) and [x+6, x+12) cold */
+	free(B1);	/* warm [x+1, x+3) */
+	assert_int_equal(stats().cached_bytes, 2 * PAGE);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	a = stats();
+	E = malloc(4 * PAGE - 100);
+	assert_int_equal((uintptr_t)E, x + PAGE);
+	assert_int_equal(stats().recycled_bytes_total - a.recycled_bytes_total,
+			 2 * PAGE);
+	assert_int_equal(stats().cached_bytes, 0);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	touch(E, 4 * PAGE - 100);
+	free(E);
+	malloc_trim(0); /* cold [x+1, x+5) */
+	free(A);	/* warm [x, x+1) */
+	a = stats();
+	E = malloc(5 * PAGE - 100);
+	assert_int_equal((uintptr_t)E, x);
+	assert_int_equal(stats().recycled_bytes_total - a.recycled_bytes_total,
+			 PAGE);
+	assert_int_equal(heapscope_sampled_check(), 0);
+	free(E);
+	free(C);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+/* Random sampled allocations and frees of 1..40 pages, with trims that
+ * turn warm runs cold: the page runs stay consistent (lists, tags, LRU,
+ * counts; heapscope_sampled_check) and no block overlaps another (each
+ * keeps the pattern written into its first and last bytes). */
+static void test_page_cache_random(void **state)
+{
+	enum { SLOTS = 48, OPS = 3000 };
+	char *blk[SLOTS] = {0};
+	size_t len[SLOTS];
+	uint64_t r = 42;
+
+	(void)state;
+	for (int op = 0; op < OPS; op++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned k = (unsigned)(r >> 33) % SLOTS;
+		if (blk[k]) {
+			assert_int_equal(blk[k][0], (char)k);
+			assert_int_equal(blk[k][len[k] - 1], (char)k);
+			free(blk[k]);
+			blk[k] = NULL;
+		} else {
+			len[k] = ((r >> 40) % (40 * PAGE)) + 1;
+			blk[k] = malloc(len[k]);
+			assert_non_null(blk[k]);
+			assert_true(in_region(blk[k]));
+			blk[k][0] = blk[k][len[k] - 1] = (char)k;
+		}
+		if (op % 500 == 499)
+			malloc_trim(0);
+		if (op % 50 == 0)
+			assert_int_equal(heapscope_sampled_check(), 0);
+	}
+	for (int k = 0; k < SLOTS; k++)
+		free(blk[k]);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* Cache admission and decay (sampled_pages.c).  After many one-page
  * samples, a freed 4 MiB sample (512 pages: over 2 MiB and over 64 times
  * the mean run asked for) is not cached; after the asks have grown to
@@ -811,6 +902,8 @@ int main(void)
 		cmocka_unit_test(test_set_period),
 		cmocka_unit_test(test_page_cache),
 		cmocka_unit_test(test_page_cache_admit_decay),
+		cmocka_unit_test(test_page_cache_merge),
+		cmocka_unit_test(test_page_cache_random),
 		cmocka_unit_test(test_realloc_grow_in_place),
 		cmocka_unit_test(test_proxy_threshold),
 	};
