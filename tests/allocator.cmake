@@ -50,6 +50,12 @@ target_compile_options(cxx_containers PRIVATE -O2 -Wno-alloc-size-larger-than)
 target_link_libraries(cxx_containers PRIVATE pthread)
 
 find_program(HS_BASH bash)
+# The library needs nothing but libc (issue 3, the RSS of small programs):
+# libgcc's unwinder is linked in, zlib is dlopened on first gzip.
+add_test(NAME alloc_needed_libc_only COMMAND ${HS_BASH} -c
+  "readelf -d \"$1\" | grep NEEDED && ! readelf -d \"$1\" | grep NEEDED | grep -v libc.so.6"
+  needed $<TARGET_FILE:heapscope>)
+set_tests_properties(alloc_needed_libc_only PROPERTIES LABELS "unit;allocator")
 find_program(HS_LS ls)
 # Debian's interpreter (a pyenv shim may come first on PATH)
 find_program(HS_SYS_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
