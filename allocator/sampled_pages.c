@@ -13,7 +13,7 @@
  *    freed order and reused first, so a program that samples big blocks
  *    does not pay a page fault per 4 KiB of every sample (about 40 us each
  *    in a paravirtualised guest) nor a madvise and TLB flush per sampled
- *    free.  The budget (HEAPSCOPE_SAMPLED_CACHE, default 64 MiB like the
+ *    free.  The budget (HEAPSCOPE_SAMPLED_CACHE, default 128 MiB like the
  *    page heap's HEAPSCOPE_RELEASE_RATE) is what the page heap keeps too:
  *    a program whose 1..16 MiB blocks are nearly all sampled reuses its
  *    sampled pages as it would reuse the page heap's spans.  The budget
