@@ -130,8 +130,9 @@ HS_EXPORT int heapscope_fragmentation_refresh(void)
 	return 0;
 }
 
-HS_EXPORT int heapscope_fragmentation_profile(
-	struct heapscope_fragmentation_entry *out, size_t max, size_t *n)
+HS_EXPORT int
+heapscope_fragmentation_profile(struct heapscope_fragmentation_entry *out,
+				size_t max, size_t *n)
 {
 	struct cls_mean {
 		double cw, ctw;
@@ -153,7 +154,8 @@ HS_EXPORT int heapscope_fragmentation_profile(
 	 * proxy-method bytes, so the age-weighted total equals the proxy
 	 * total of the class (bytes are moved to older objects, not made) */
 	for (uint64_t i = 0; i < hw; i++) {
-		const struct heapscope_record *r = hs_registry_record((uint32_t)i);
+		const struct heapscope_record *r =
+			hs_registry_record((uint32_t)i);
 		const struct heapscope_record_ext *e = &ext[i];
 		unsigned cls;
 		double c;
@@ -174,7 +176,8 @@ HS_EXPORT int heapscope_fragmentation_profile(
 	}
 	/* pass 2: entries */
 	for (uint64_t i = 0; i < hw; i++) {
-		const struct heapscope_record *r = hs_registry_record((uint32_t)i);
+		const struct heapscope_record *r =
+			hs_registry_record((uint32_t)i);
 		const struct heapscope_record_ext *e = &ext[i];
 		struct heapscope_fragmentation_entry *o;
 		double c, share, tc;
@@ -207,7 +210,8 @@ HS_EXPORT int heapscope_fragmentation_profile(
 		o->span_objects = e->proxy_span_objects;
 		o->frag_bytes = c * share;
 		o->frag_age_bytes =
-			tc > 0 ? c * share * (double)(now - r->time_ns) / tc : 0;
+			tc > 0 ? c * share * (double)(now - r->time_ns) / tc
+			       : 0;
 		o->depth = r->depth;
 		memcpy(o->stack, r->stack, r->depth * sizeof(r->stack[0]));
 	}

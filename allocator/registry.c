@@ -28,7 +28,7 @@ HS_EXPORT struct heapscope_registry heapscope_registry = {
 };
 
 static struct heapscope_record *records;
-static uint32_t *free_next;  /* slot free list links (own reservation) */
+static uint32_t *free_next; /* slot free list links (own reservation) */
 static uint32_t free_head = HS_REGISTRY_NO_SLOT;
 
 #define REG (&heapscope_registry)
@@ -41,7 +41,8 @@ int hs_registry_init(uint64_t capacity)
 		return 0;
 	if (capacity == 0 || capacity >= HS_REGISTRY_NO_SLOT)
 		return -EINVAL;
-	rbytes = (capacity * sizeof(struct heapscope_record) + 0xFFFF) & ~(size_t)0xFFFF;
+	rbytes = (capacity * sizeof(struct heapscope_record) + 0xFFFF) &
+		 ~(size_t)0xFFFF;
 	fbytes = (capacity * sizeof(uint32_t) + 0xFFFF) & ~(size_t)0xFFFF;
 	records = hs_os_reserve(rbytes, 1 << 16);
 	if (!records)
@@ -83,7 +84,8 @@ uint32_t hs_registry_slot_alloc(void)
 		return HS_REGISTRY_NO_SLOT;
 	slot = (uint32_t)REG->high_water;
 	/* Readers only look below high_water; the slot's seq is still 0. */
-	__atomic_store_n(&REG->high_water, REG->high_water + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&REG->high_water, REG->high_water + 1,
+			 __ATOMIC_RELEASE);
 	return slot;
 }
 
@@ -95,13 +97,15 @@ void hs_registry_slot_free(uint32_t slot)
 
 static void write_begin(void)
 {
-	__atomic_store_n(&REG->generation, REG->generation + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&REG->generation, REG->generation + 1,
+			 __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 static void write_end(void)
 {
-	__atomic_store_n(&REG->generation, REG->generation + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&REG->generation, REG->generation + 1,
+			 __ATOMIC_RELEASE);
 }
 
 void hs_registry_publish(uint32_t slot, uint64_t seq)
@@ -111,8 +115,8 @@ void hs_registry_publish(uint32_t slot, uint64_t seq)
 	write_begin();
 	__atomic_store_n(&r->seq, seq, __ATOMIC_RELEASE);
 	__atomic_store_n(&REG->live, REG->live + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&REG->sampled_bytes, REG->sampled_bytes + r->span_bytes,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&REG->sampled_bytes,
+			 REG->sampled_bytes + r->span_bytes, __ATOMIC_RELAXED);
 	write_end();
 }
 
@@ -124,8 +128,8 @@ void hs_registry_release(uint32_t slot)
 	__atomic_store_n(&r->seq, 0, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&REG->live, REG->live - 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&REG->sampled_bytes, REG->sampled_bytes - r->span_bytes,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&REG->sampled_bytes,
+			 REG->sampled_bytes - r->span_bytes, __ATOMIC_RELAXED);
 	write_end();
 	hs_registry_slot_free(slot);
 }
@@ -170,7 +174,8 @@ void hs_registry_set_period(int64_t period)
 
 int64_t hs_registry_take_control(void)
 {
-	if (HS_LIKELY(__atomic_load_n(&REG->control_period, __ATOMIC_RELAXED) == 0))
+	if (HS_LIKELY(__atomic_load_n(&REG->control_period, __ATOMIC_RELAXED) ==
+		      0))
 		return 0;
 	return __atomic_exchange_n(&REG->control_period, 0, __ATOMIC_ACQ_REL);
 }
