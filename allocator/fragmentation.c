@@ -73,7 +73,9 @@ void hs_frag_fill(uint32_t slot, uint64_t now)
 	rec = hs_registry_record(slot);
 	e = &ext[slot];
 	seq = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
+	/* a free slot stays untouched: its page may have been trimmed */
+	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED))
+		__atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
 	if (!seq || !rec->proxy)
 		return;
 	s = hs_pagemap_lookup((const void *)(uintptr_t)rec->proxy);
@@ -87,6 +89,14 @@ void hs_frag_fill(uint32_t slot, uint64_t now)
 	e->proxy_span_objects = hs_classes[cls].objects;
 	e->updated_ns = now;
 	__atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
+}
+
+size_t hs_frag_trim(void)
+{
+	return hs_trim_free_slots(
+		ext, sizeof(*ext),
+		__atomic_load_n(&heapscope_registry.high_water,
+				__ATOMIC_RELAXED));
 }
 
 /* Lock held.  The slot is being released. */

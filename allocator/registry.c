@@ -134,16 +134,16 @@ void hs_registry_release(uint32_t slot)
 	hs_registry_slot_free(slot);
 }
 
-size_t hs_registry_trim(void)
+size_t hs_trim_free_slots(void *base, size_t elem_size, uint64_t n)
 {
-	const uintptr_t pg = 4096, rs = sizeof(struct heapscope_record);
-	uintptr_t start = (uintptr_t)records, end, run = 0, p;
+	const uintptr_t pg = 4096, rs = elem_size;
+	uintptr_t start = (uintptr_t)base, end, run = 0, p;
 	size_t done = 0;
 
-	if (!records)
+	if (!base || !n)
 		return 0;
-	end = start + (uintptr_t)REG->high_water * rs;
-	/* records is 64 KiB aligned: p walks whole pages */
+	end = start + (uintptr_t)n * rs;
+	/* base is page aligned: p walks whole pages */
 	for (p = start; p < end; p += pg) {
 		uint64_t i = (p - start) / rs;
 		uint64_t last =
@@ -151,8 +151,9 @@ size_t hs_registry_trim(void)
 		int used = 0;
 
 		for (; i <= last && !used; i++)
-			used = __atomic_load_n(&records[i].seq,
-					       __ATOMIC_RELAXED) != 0;
+			used = __atomic_load_n(
+				       (const uint64_t *)(start + i * rs),
+				       __ATOMIC_RELAXED) != 0;
 		if (!used) {
 			if (!run)
 				run = p;
@@ -165,6 +166,12 @@ size_t hs_registry_trim(void)
 	if (run && hs_os_decommit((void *)run, p - run) == 0)
 		done += p - run;
 	return done;
+}
+
+size_t hs_registry_trim(void)
+{
+	return hs_trim_free_slots(records, sizeof(struct heapscope_record),
+				  REG->high_water);
 }
 
 void hs_registry_set_period(int64_t period)

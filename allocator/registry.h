@@ -51,6 +51,12 @@ void hs_registry_set_period(int64_t period);
  * lock (the writers' lock). */
 size_t hs_registry_trim(void);
 
+/* The page walk behind hs_registry_trim, for any page-aligned array of n
+ * elem_size-byte slots whose first field is a uint64_t seq (0 = free):
+ * gives back the 4 KiB pages on which every slot is free.  Returns the
+ * bytes given back.  Caller holds the lock of the slots' writers. */
+size_t hs_trim_free_slots(void *base, size_t elem_size, uint64_t n);
+
 /* The collector's control word: returns the requested period and clears
  * it, or 0 when there is no request.  Atomic. */
 int64_t hs_registry_take_control(void);

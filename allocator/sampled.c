@@ -112,7 +112,8 @@ size_t hs_sampled_trim(void)
 	pages = hs_pages_trim();
 	update_cache_stats();
 	/* records of freed samples (about 0.3 MiB after a 1 GiB heap) */
-	size_t records = hs_registry_trim() + hs_unwind_trim();
+	size_t records =
+		hs_registry_trim() + hs_frag_trim() + hs_unwind_trim();
 	pthread_mutex_unlock(&lock);
 	return (size_t)(pages << HS_PAGE_SHIFT) + records;
 }

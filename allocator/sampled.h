@@ -60,7 +60,8 @@ uint32_t hs_pages_len(uint32_t page);
  * (MADV_DONTNEED) and coalesced with decommitted neighbours. */
 void hs_pages_free(uint32_t page);
 
-/* Decommit every cached run (malloc_trim).  Returns the pages released. */
+/* Decommit every cached run, and the metadata pages past the frontier
+ * (malloc_trim).  Returns the cached pages released. */
 uint64_t hs_pages_trim(void);
 
 /* Pages in use by live samples / kept committed in the cache / handed out
@@ -83,5 +84,8 @@ int hs_frag_init(uint64_t capacity);
 void hs_frag_fill(uint32_t slot, uint64_t now);
 void hs_frag_clear(uint32_t slot);
 void hs_frag_refresh_some(uint64_t now);
+/* malloc_trim, sampled lock held: gives back the extension pages on which
+ * every slot is unused (seq 0); returns the bytes given back. */
+size_t hs_frag_trim(void);
 
 #endif /* HS_SAMPLED_H */

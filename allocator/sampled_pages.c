@@ -62,6 +62,7 @@ struct page_meta {
 static uintptr_t base;
 static uint32_t npages, frontier;
 static struct page_meta *meta;
+static size_t meta_bytes; /* the side array's reservation */
 static uint32_t bucket_head[NKINDS][NBUCKETS];
 static uint64_t bitmap[NKINDS][NWORDS];
 static uint64_t in_use;
@@ -80,6 +81,7 @@ int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 	meta = hs_os_reserve(bytes, 1 << 16);
 	if (!meta)
 		return -ENOMEM;
+	meta_bytes = bytes;
 	for (int k = 0; k < NKINDS; k++)
 		for (int i = 0; i < NBUCKETS; i++)
 			bucket_head[k][i] = HS_PAGES_NONE;
@@ -505,6 +507,15 @@ uint64_t hs_pages_trim(void)
 
 	while (lru_oldest != HS_PAGES_NONE)
 		evict_oldest();
+	/* Entries from the frontier on are all zero (TAG_NONE): give their
+	 * whole 4 KiB pages back; they read back as zero.  After a freed
+	 * heap's samples are gone the frontier is back near 0 (cold runs
+	 * that reach it merge into it), and this was ~70 KiB of metadata
+	 * left resident after a 256 MiB heap was built, freed and trimmed. */
+	uintptr_t lo = ((uintptr_t)&meta[frontier] + 4095) & ~(uintptr_t)4095;
+	uintptr_t hi = (uintptr_t)meta + meta_bytes;
+	if (hi > lo)
+		hs_os_decommit((void *)lo, hi - lo);
 	return released;
 }
 

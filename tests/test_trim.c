@@ -54,6 +54,18 @@ static size_t rss_bytes(void)
 	return res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* resident 4 KiB pages of [addr, addr + len), addr page aligned */
+static size_t resident_pages(uint64_t addr, size_t len)
+{
+	size_t npg = (len + 4095) / 4096, n = 0;
+	unsigned char vec[npg];
+
+	assert_int_equal(mincore((void *)(uintptr_t)addr, npg * 4096, vec), 0);
+	for (size_t i = 0; i < npg; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
 static uint64_t rng = 88172645463325252ull;
 
 static size_t next_size(void)
@@ -152,18 +164,18 @@ static void test_trim_returns_heap_and_metadata(void **state)
 	assert_true(after <= bound);
 	assert_true(hs_page_heap_is_valid());
 	assert_true(hs_central_is_valid());
-	/* no live sample left: no page of the record array is resident */
+	/* no live sample left: no page of the record array, nor of its
+	 * fragmentation extension, is resident */
 	uint64_t hw = heapscope_registry.high_water;
 	if (hw && heapscope_registry.live == 0) {
-		size_t len = hw * heapscope_registry.record_size;
-		size_t npg = (len + 4095) / 4096;
-		unsigned char vec[npg];
 		assert_int_equal(
-			mincore((void *)(uintptr_t)heapscope_registry.records,
-				npg * 4096, vec),
+			resident_pages(heapscope_registry.records,
+				       hw * heapscope_registry.record_size),
 			0);
-		for (size_t i = 0; i < npg; i++)
-			assert_int_equal(vec[i] & 1, 0);
+		assert_int_equal(
+			resident_pages(heapscope_registry.ext_records,
+				       hw * heapscope_registry.ext_size),
+			0);
 	}
 
 	/* the stale pointer is in a released span: not heap memory */
