@@ -19,6 +19,13 @@
  * memory, a new heap reuses the metadata pages given back (metadata
  * reservation unchanged) and keeps its contents, and a second trim
  * meets the same bound.
+ * The bound applies to anonymous memory (statm resident - shared): the
+ * growth may be at most 10% of the whole RSS before.  File pages (libc's
+ * and the library's code and unwind tables, mapped 64 KiB at a time by
+ * fault-around as the sampled stacks reach new code) are not memory a
+ * trim gives back, and they moved the whole RSS by +-40 KiB from run to
+ * run: the second trim failed 1 run in ~10 by 20 KiB once the library's
+ * own pages shrank (a smaller "before", a tighter bound).
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -42,16 +49,24 @@
 
 #define MIB ((size_t)1 << 20)
 
-/* resident bytes of this process */
-static size_t rss_bytes(void)
+/* resident bytes of this process: all, and anonymous (not file-backed
+ * or shared) in *anon */
+static size_t rss_bytes2(size_t *anon)
 {
-	unsigned long size = 0, res = 0;
+	unsigned long size = 0, res = 0, shared = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
 
 	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%lu %lu", &size, &res), 2);
+	assert_int_equal(fscanf(f, "%lu %lu %lu", &size, &res, &shared), 3);
 	fclose(f);
+	if (anon)
+		*anon = (res - shared) * (size_t)sysconf(_SC_PAGESIZE);
 	return res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static size_t rss_bytes(void)
+{
+	return rss_bytes2(NULL);
 }
 
 /* resident 4 KiB pages of [addr, addr + len), addr page aligned */
@@ -140,7 +155,8 @@ static void test_trim_returns_heap_and_metadata(void **state)
 	assert_true(hs_page_heap_is_valid());
 	assert_true(hs_central_is_valid());
 	malloc_trim(0);
-	size_t before = rss_bytes();
+	size_t anon_before, anon_after;
+	size_t before = rss_bytes2(&anon_before);
 
 	build(&h, 256 * MIB, 2);
 	size_t peak = rss_bytes();
@@ -154,14 +170,16 @@ static void test_trim_returns_heap_and_metadata(void **state)
 	release(&h);
 	size_t freed = rss_bytes();
 	assert_int_equal(malloc_trim(0), 1);
-	size_t after = rss_bytes();
-	size_t bound = before + before / 10;
+	size_t after = rss_bytes2(&anon_after);
+	size_t bound = anon_before + before / 10;
 
 	printf("rss before %zu KiB, peak %zu KiB, freed %zu KiB, trimmed %zu "
-	       "KiB (bound %zu KiB: +10%%), %llu samples taken\n",
-	       before >> 10, peak >> 10, freed >> 10, after >> 10, bound >> 10,
+	       "KiB; anonymous before %zu KiB, trimmed %zu KiB (bound %zu KiB: "
+	       "+10%% of the rss before), %llu samples taken\n",
+	       before >> 10, peak >> 10, freed >> 10, after >> 10,
+	       anon_before >> 10, anon_after >> 10, bound >> 10,
 	       (unsigned long long)heapscope_registry.high_water);
-	assert_true(after <= bound);
+	assert_true(anon_after <= bound);
 	assert_true(hs_page_heap_is_valid());
 	assert_true(hs_central_is_valid());
 	/* no live sample left: no page of the record array, nor of its
@@ -201,10 +219,10 @@ static void test_trim_returns_heap_and_metadata(void **state)
 
 	/* and a second trim after the reuse */
 	assert_int_equal(malloc_trim(0), 1);
-	after = rss_bytes();
-	printf("second trim: %zu KiB (bound %zu KiB)\n", after >> 10,
-	       bound >> 10);
-	assert_true(after <= bound);
+	after = rss_bytes2(&anon_after);
+	printf("second trim: rss %zu KiB, anonymous %zu KiB (bound %zu KiB)\n",
+	       after >> 10, anon_after >> 10, bound >> 10);
+	assert_true(anon_after <= bound);
 	assert_true(hs_page_heap_is_valid());
 }
 
