@@ -21,6 +21,7 @@ fi
 	$(pkg-config --cflags libdw libelf zlib) \
 	"$src/tests/fuzz/fuzz_collector.c" "$c/events.c" "$c/registry.c" \
 	"$c/profile.c" "$c/window.c" "$c/fragmentation.c" "$c/symbolize.c" \
+	"$c/symbolize_maps.c" "$c/symbolize_cache.c" \
 	"$c/residency.c" "$c/procinfo.c" "$src/common/pprof.c" \
 	$(pkg-config --libs libdw libelf zlib) -lm \
 	-o "$out/fuzz_collector" || exit 1
