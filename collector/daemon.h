@@ -178,7 +178,7 @@ bool hs_daemon__dump_requested(void);
  * lock, main thread (symbolizes: slow). */
 void hs_daemon__dump_all(struct hs_daemon *d);
 
-/* symbolize.c: the cross-process symbol cache (by build id) counters. */
+/* symbolize_cache.c: the cross-process symbol cache (by build id) counters. */
 void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries);
 
 /* http.c: start / stop the server (MHD thread per connection). */

@@ -3,8 +3,9 @@
  * collector/heapscope.h - internal interfaces of the `heapscope` collector:
  * options, target discovery and attach (attach.c), ring-buffer events
  * (events.c), the target's registry (registry.c), the live set and its
- * aggregation (profile.c), symbols (symbolize.c), folded output
- * (export_folded.c).  Functions return 0 or -errno unless stated.
+ * aggregation (profile.c), symbols (symbolize.c, with the module map in
+ * symbolize_maps.c and the cross-process cache in symbolize_cache.c),
+ * folded output (export_folded.c).  Functions return 0 or -errno unless stated.
  * None of them is thread-safe: the collector is single-threaded.
  */
 #ifndef HS_COLLECTOR_H
