@@ -34,6 +34,7 @@ typedef struct hs_tcache {
 	hs_tc_list_t lists[HS_NUM_CLASSES]; /* [0] stays empty */
 	uint32_t state;			    /* enum hs_tc_state */
 	uint32_t shard;			    /* central list shard (refills) */
+	uint8_t refilled[HS_NUM_CLASSES];   /* refill since the last overflow */
 } hs_tcache_t;
 
 extern HS_TLS hs_tcache_t hs_tc;
@@ -46,7 +47,10 @@ bool hs_tc_activate(hs_tcache_t *tc);
  * ENOMEM.  Called when the list is empty. */
 void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
 
-/* Free list cls overflowed (length > max_length): give a batch back. */
+/* Free list cls overflowed (length > max_length): give a batch back.  A
+ * list with no refill since its previous overflow (the thread only frees
+ * that class: objects other threads allocated) is then limited to one
+ * batch; the next refill restores the class's max_cached. */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls);
 
 /* Gives every cached object of the calling thread back, and every batch

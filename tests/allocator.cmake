@@ -5,7 +5,7 @@
 set(HS_ALLOC_DIR ${CMAKE_SOURCE_DIR}/allocator)
 
 # internals: linked statically (hidden symbols are linkable from the .a)
-foreach(t size_class pagemap options page_heap)
+foreach(t size_class pagemap options page_heap thread_cache)
   add_executable(test_${t} ${CMAKE_CURRENT_SOURCE_DIR}/test_${t}.c)
   target_include_directories(test_${t} PRIVATE ${HS_ALLOC_DIR})
   target_link_libraries(test_${t} PRIVATE heapscope_static ${CMOCKA_LIB})
