@@ -62,7 +62,6 @@ struct page_meta {
 static uintptr_t base;
 static uint32_t npages, frontier;
 static struct page_meta *meta;
-static size_t meta_bytes; /* the side array's reservation */
 static uint32_t bucket_head[NKINDS][NBUCKETS];
 static uint64_t bitmap[NKINDS][NWORDS];
 static uint64_t in_use;
@@ -73,20 +72,25 @@ static uint64_t asked_len16; /* see admit() */
 
 static void decay(uint32_t now);
 
+/* Bytes reserved for the side array: one entry per region page. */
+static size_t meta_bytes(void)
+{
+	return ((size_t)npages * sizeof(struct page_meta) + 0xFFFF) &
+	       ~(size_t)0xFFFF;
+}
+
 int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 {
-	size_t bytes = ((size_t)pages * sizeof(struct page_meta) + 0xFFFF) &
-		       ~(size_t)0xFFFF;
-
-	meta = hs_os_reserve(bytes, 1 << 16);
-	if (!meta)
+	npages = pages;
+	meta = hs_os_reserve(meta_bytes(), 1 << 16);
+	if (!meta) {
+		npages = 0;
 		return -ENOMEM;
-	meta_bytes = bytes;
+	}
 	for (int k = 0; k < NKINDS; k++)
 		for (int i = 0; i < NBUCKETS; i++)
 			bucket_head[k][i] = HS_PAGES_NONE;
 	base = region;
-	npages = pages;
 	frontier = 0;
 	warm_limit = cache_pages;
 	return 0;
@@ -293,22 +297,19 @@ static uint32_t merge_warm(uint32_t n)
 	/* ends at e if the cold run on the left is long enough, else starts
 	 * at its head and goes on into the cold run or frontier on the right */
 	uint32_t a = e >= n && e - n >= lo ? e - n : lo;
-	if (h != HS_PAGES_NONE && a < w) {
-		unmake_free(h);
-		if (a > h)
-			make_free(h, a - h, COLD, 0);
-	}
+	uint32_t start = w, end = e;
+	if (a < w)
+		start = h, unmake_free(h);
 	unmake_free(w);
 	recycled_pages += best_len;
 	if (a + n > e) {
-		if (e == frontier) {
-			frontier = a + n;
-		} else {
-			uint32_t rlen = unmake_free(e);
-			if (e + rlen > a + n)
-				make_free(a + n, e + rlen - (a + n), COLD, 0);
-		}
+		if (e == frontier)
+			frontier = end = a + n;
+		else
+			end = e + unmake_free(e);
 	}
+	/* the cold pieces left on either side go back */
+	carve(start, end - start, a, n, COLD, 0);
 	return a;
 }
 
@@ -513,7 +514,7 @@ uint64_t hs_pages_trim(void)
 	 * that reach it merge into it), and this was ~70 KiB of metadata
 	 * left resident after a 256 MiB heap was built, freed and trimmed. */
 	uintptr_t lo = ((uintptr_t)&meta[frontier] + 4095) & ~(uintptr_t)4095;
-	uintptr_t hi = (uintptr_t)meta + meta_bytes;
+	uintptr_t hi = (uintptr_t)meta + meta_bytes();
 	if (hi > lo)
 		hs_os_decommit((void *)lo, hi - lo);
 	return released;

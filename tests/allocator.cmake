@@ -17,18 +17,26 @@ endforeach()
 set_tests_properties(alloc_page_heap PROPERTIES
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0;HEAPSCOPE_RELEASE_RATE=16M")
 
-# alloc_NAME_rate_0 (sampling off) and alloc_NAME_rate_default running EXE
-function(hs_alloc_rate_tests name exe)
+# hs_rate_tests(PREFIX NAME LABELS ENV_DEFAULT ENV_OFF cmd...): two ctests
+# running cmd, PREFIX_NAME_rate_default with the environment list
+# ENV_DEFAULT and PREFIX_NAME_rate_0 with ENV_OFF (quote each list)
+function(hs_rate_tests prefix name labels env_default env_off)
   foreach(rate 0 default)
     if(rate STREQUAL "default")
-      set(_env "HEAPSCOPE_VERBOSE=0")
+      set(_env "${env_default}")
     else()
-      set(_env "HEAPSCOPE_SAMPLE_RATE=${rate}")
+      set(_env "${env_off}")
     endif()
-    add_test(NAME alloc_${name}_rate_${rate} COMMAND ${exe})
-    set_tests_properties(alloc_${name}_rate_${rate} PROPERTIES
-      TIMEOUT 300 LABELS "unit;allocator" ENVIRONMENT "${_env}")
+    add_test(NAME ${prefix}_${name}_rate_${rate} COMMAND ${ARGN})
+    set_tests_properties(${prefix}_${name}_rate_${rate} PROPERTIES
+      TIMEOUT 300 LABELS "${labels}" ENVIRONMENT "${_env}")
   endforeach()
+endfunction()
+
+# alloc_NAME_rate_0 (sampling off) and alloc_NAME_rate_default running EXE
+function(hs_alloc_rate_tests name exe)
+  hs_rate_tests(alloc ${name} "unit;allocator" "HEAPSCOPE_VERBOSE=0"
+    "HEAPSCOPE_SAMPLE_RATE=0" ${exe})
 endfunction()
 
 # malloc_trim gives a freed heap back, metadata included (issue 3); at
@@ -67,16 +75,8 @@ set(HS_PRELOAD ${CMAKE_CURRENT_SOURCE_DIR}/preload_run.sh $<TARGET_FILE:heapscop
 
 # hs_preload_test(name cmd...): two ctests, preload_<name>_rate_{0,default}
 function(hs_preload_test name)
-  foreach(rate 0 default)
-    if(rate STREQUAL "default")
-      set(_env "PYTHONMALLOC=malloc")
-    else()
-      set(_env "PYTHONMALLOC=malloc;HEAPSCOPE_SAMPLE_RATE=${rate}")
-    endif()
-    add_test(NAME preload_${name}_rate_${rate} COMMAND ${HS_PRELOAD} ${ARGN})
-    set_tests_properties(preload_${name}_rate_${rate} PROPERTIES
-      TIMEOUT 300 LABELS "preload;allocator" ENVIRONMENT "${_env}")
-  endforeach()
+  hs_rate_tests(preload ${name} "preload;allocator" "PYTHONMALLOC=malloc"
+    "PYTHONMALLOC=malloc;HEAPSCOPE_SAMPLE_RATE=0" ${HS_PRELOAD} ${ARGN})
 endfunction()
 
 set(HS_PROGS ${CMAKE_CURRENT_SOURCE_DIR}/programs)

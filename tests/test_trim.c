@@ -51,7 +51,7 @@
 
 /* resident bytes of this process: all, and anonymous (not file-backed
  * or shared) in *anon */
-static size_t rss_bytes2(size_t *anon)
+static size_t rss_bytes(size_t *anon)
 {
 	unsigned long size = 0, res = 0, shared = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
@@ -64,10 +64,6 @@ static size_t rss_bytes2(size_t *anon)
 	return res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-static size_t rss_bytes(void)
-{
-	return rss_bytes2(NULL);
-}
 
 /* resident 4 KiB pages of [addr, addr + len), addr page aligned */
 static size_t resident_pages(uint64_t addr, size_t len)
@@ -150,16 +146,16 @@ static void test_trim_returns_heap_and_metadata(void **state)
 	release(&h);
 	/* stdio's FILE and buffer; the checkers lock (write) every
 	 * central list, static memory the baseline must include */
-	(void)rss_bytes();
+	(void)rss_bytes(NULL);
 	printf("warm-up done\n");
 	assert_true(hs_page_heap_is_valid());
 	assert_true(hs_central_is_valid());
 	malloc_trim(0);
 	size_t anon_before, anon_after;
-	size_t before = rss_bytes2(&anon_before);
+	size_t before = rss_bytes(&anon_before);
 
 	build(&h, 256 * MIB, 2);
-	size_t peak = rss_bytes();
+	size_t peak = rss_bytes(NULL);
 	assert_true(peak - before >= 256 * MIB);
 	/* a pointer of the heap about to be freed, not sampled */
 	uintptr_t stale = 0;
@@ -168,9 +164,9 @@ static void test_trim_returns_heap_and_metadata(void **state)
 			stale = (uintptr_t)h.objs[i];
 	assert_true(stale != 0);
 	release(&h);
-	size_t freed = rss_bytes();
+	size_t freed = rss_bytes(NULL);
 	assert_int_equal(malloc_trim(0), 1);
-	size_t after = rss_bytes2(&anon_after);
+	size_t after = rss_bytes(&anon_after);
 	size_t bound = anon_before + before / 10;
 
 	printf("rss before %zu KiB, peak %zu KiB, freed %zu KiB, trimmed %zu "
@@ -219,7 +215,7 @@ static void test_trim_returns_heap_and_metadata(void **state)
 
 	/* and a second trim after the reuse */
 	assert_int_equal(malloc_trim(0), 1);
-	after = rss_bytes2(&anon_after);
+	after = rss_bytes(&anon_after);
 	printf("second trim: rss %zu KiB, anonymous %zu KiB (bound %zu KiB)\n",
 	       after >> 10, anon_after >> 10, bound >> 10);
 	assert_true(anon_after <= bound);
