@@ -30,11 +30,17 @@
 #include "size_class.h"
 #include "span.h"
 
-#define REFRESH_PER_EVENT 16 /* ext slots refreshed per sampled alloc/free */
+/* Background refresh (hs_frag_refresh_some): every live slot about once
+ * per REFRESH_PERIOD_NS, at most REFRESH_PER_EVENT slots per sampled
+ * alloc/free, so a process sampling thousands of times a second does not
+ * walk the registry on every event. */
+#define REFRESH_PER_EVENT 16
+#define REFRESH_PERIOD_NS 100000000ULL /* 100 ms */
 
 static struct heapscope_record_ext *ext;
 static uint64_t ext_capacity;
 static uint64_t refresh_cursor;
+static uint64_t refresh_last_ns; /* when the background refresh last ran */
 
 static uint64_t mono_ns(void)
 {
@@ -125,7 +131,20 @@ static void refresh(uint64_t n, uint64_t now)
 
 void hs_frag_refresh_some(uint64_t now)
 {
-	refresh(REFRESH_PER_EVENT, now);
+	uint64_t hw = __atomic_load_n(&heapscope_registry.high_water,
+				      __ATOMIC_RELAXED);
+	uint64_t elapsed = now - refresh_last_ns, n = REFRESH_PER_EVENT;
+
+	/* the budget accrues at hw slots per period; below one slot, keep
+	 * accruing (refresh_last_ns stays) */
+	if (now < refresh_last_ns)
+		elapsed = 0;
+	if (elapsed < REFRESH_PERIOD_NS && hw < (1ULL << 32))
+		n = elapsed * hw / REFRESH_PERIOD_NS;
+	if (!n)
+		return;
+	refresh_last_ns = now;
+	refresh(n < REFRESH_PER_EVENT ? n : REFRESH_PER_EVENT, now);
 }
 
 /* ---- in-process API ---- */

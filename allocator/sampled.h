@@ -77,7 +77,8 @@ int hs_pages_is_valid(void);
 /* Proxy span occupancy (fragmentation.c, abi.h heapscope_record_ext).
  * Reserve the extension array (0 or -ENOMEM); the others with the
  * sampled lock held: fill one slot from its published record, clear a
- * slot being released, refresh a few slots round robin.  now: the
+ * slot being released, refresh a few slots round robin (every live slot
+ * about every 100 ms, at most 16 per call).  now: the
  * caller's CLOCK_MONOTONIC time in ns (read once per event), stored as
  * the slots' updated_ns. */
 int hs_frag_init(uint64_t capacity);

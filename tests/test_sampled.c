@@ -838,6 +838,79 @@ static void test_seqlock_reader(void **state)
 	assert_null(ret);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The extension slot (proxy span data) of live sample p. */
+static const struct heapscope_record_ext *find_ext(const void *p)
+{
+	const struct heapscope_record *r = find_record(p);
+	const struct heapscope_record_ext *e;
+
+	assert_non_null(r);
+	e = (const void *)(uintptr_t)(REG->ext_records +
+				      (uint64_t)(r - records()) *
+					      REG->ext_size);
+	assert_int_equal(e->seq, r->seq);
+	return e;
+}
+
+/* The background refresh of the proxy span data: every live slot about
+ * once per 100 ms (fragmentation.c REFRESH_PERIOD_NS), at most 16 slots
+ * per sampled event.  Runs first, so the registry's high water mark hw
+ * is small: after a 150 ms pause one event refreshes all live samples
+ * (hw <= 16); in a burst of events right after it the budget accrues at
+ * hw slots per 100 ms, so at most hw * D / 100 ms slots are refreshed in
+ * D ns (D measured: a descheduled run loosens the bound instead of
+ * failing).  With 16 slots refreshed on every event, all 8 samples were
+ * refreshed by the burst's first event. */
+static void test_fragmentation_refresh(void **state)
+{
+	enum { N = 8, BURST = 64 };
+	void *p[N], *volatile q;
+	uint64_t t0, t1, t2, hw, bound, refreshed = 0;
+
+	(void)state;
+	if (!REG->ext_records || proxy_max() < 64)
+		skip();
+	for (int i = 0; i < N; i++)
+		p[i] = malloc(64);
+	struct timespec pause = {0, 150000000};
+	nanosleep(&pause, NULL);
+	t0 = mono_ns();
+	q = malloc(64); /* one sampled alloc and free */
+	free(q);
+	t1 = mono_ns();
+	for (int i = 0; i < N; i++) {
+		uint64_t u = find_ext(p[i])->updated_ns;
+
+		assert_true(u >= t0 && u <= t1);
+	}
+	for (int i = 0; i < BURST; i++) {
+		q = malloc(64);
+		free(q);
+	}
+	t2 = mono_ns();
+	hw = REG->high_water;
+	for (int i = 0; i < N; i++)
+		refreshed += find_ext(p[i])->updated_ns > t1;
+	assert_true(hw <= 16);
+	bound = hw * (t2 - t0) / 100000000u;
+	print_message("burst of %d pairs in %llu us, hw %llu: %llu of %d "
+		      "slots refreshed (bound %llu)\n",
+		      BURST, (unsigned long long)(t2 - t1) / 1000,
+		      (unsigned long long)hw, (unsigned long long)refreshed, N,
+		      (unsigned long long)bound);
+	assert_true(refreshed <= bound);
+	for (int i = 0; i < N; i++)
+		free(p[i]);
+}
+
 /* Run-time rate changes (last: it leaves the period where it found it). */
 static void test_set_period(void **state)
 {
@@ -889,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_stats_fragmentation),
 	};
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fragmentation_refresh),
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_every_alloc_sampled),
 		cmocka_unit_test(test_calloc_realloc_aligned),
