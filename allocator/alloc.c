@@ -89,7 +89,10 @@ size_t hs_alloc_size_for(size_t size, size_t align)
 
 HS_NOINLINE void *hs_alloc_slow(size_t n)
 {
-	return alloc_unsampled(n, 0);
+	void *p = alloc_unsampled(n, 0);
+	if (HS_UNLIKELY(!p))
+		errno = ENOMEM;
+	return p;
 }
 
 HS_NOINLINE void *hs_alloc_sample_slow(size_t n, size_t align)
@@ -97,7 +100,10 @@ HS_NOINLINE void *hs_alloc_sample_slow(size_t n, size_t align)
 	void *p = hs_sample_alloc_slow(&hs_tc.sampler, n, align);
 	if (p)
 		return p;
-	return alloc_unsampled(n, align);
+	p = alloc_unsampled(n, align);
+	if (HS_UNLIKELY(!p))
+		errno = ENOMEM;
+	return p;
 }
 
 void *hs_alloc_aligned(size_t n, size_t align)

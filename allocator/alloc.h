@@ -22,11 +22,12 @@
 /* ---- alloc.c ---- */
 
 /* The sampler said "maybe sample" for (n, align): asks the sampling side,
- * serves the request unsampled when it declines.  NULL on ENOMEM (errno
- * not set). */
+ * serves the request unsampled when it declines.  NULL with errno ENOMEM
+ * on failure (so malloc can tail-call it). */
 void *hs_alloc_sample_slow(size_t n, size_t align) HS_NOINLINE;
 /* Everything the malloc fast path does not handle, without the sampler:
- * first use, empty thread-cache list, large sizes.  NULL on ENOMEM. */
+ * first use, empty thread-cache list, large sizes.  NULL with errno
+ * ENOMEM on failure. */
 void *hs_alloc_slow(size_t n) HS_NOINLINE;
 /* Allocation with an alignment (power of two), sampler included.  NULL on
  * ENOMEM. */

@@ -39,10 +39,8 @@ static inline bool is_pow2(size_t a)
 
 HS_EXPORT void *malloc(size_t n)
 {
-	void *p = hs_malloc_inline(n);
-	if (HS_UNLIKELY(!p))
-		errno = ENOMEM;
-	return p;
+	/* the slow paths set errno: the fast path needs no frame */
+	return hs_malloc_inline(n);
 }
 
 HS_EXPORT void free(void *p)
