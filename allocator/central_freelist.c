@@ -211,7 +211,10 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	void *chain = NULL, *last = NULL;
 	int got = 0;
 	pthread_mutex_lock(&c->lock);
-	if (c->tc_n && n == hs_classes[cls].batch) {
+	/* a short request (a thread's first refill of the class) takes a
+	 * whole batch rather than carve a new span */
+	if (c->tc_n && (n == hs_classes[cls].batch || !c->nonempty)) {
+		n = hs_classes[cls].batch;
 		c->tc_n--;
 		*head = c->tc[2 * c->tc_n];
 		*tail = c->tc[2 * c->tc_n + 1];

@@ -30,7 +30,9 @@ void hs_central_shard_put(unsigned shard);
  * Takes up to n objects of class cls from shard `shard`; they come back
  * as a chain from *head to *tail linked through their first word
  * (*(void **)obj), the tail's link unspecified.  Returns how many (0 only
- * on ENOMEM).  Thread-safe (class lock, may take the page heap lock).
+ * on ENOMEM); more than n (a whole transfer-cache batch) when n is under
+ * a batch and the shard has no span with free objects.  Thread-safe (class
+ * lock, may take the page heap lock).
  */
 int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			    void **tail, int n);

@@ -21,6 +21,18 @@
 
 HS_TLS hs_tcache_t hs_tc;
 
+/* A thread's first refill of a class takes at most this many bytes of
+ * objects (at least one), later ones a whole batch.  A batch is ~64 KiB
+ * for the classes above 2 KiB, and carving it writes the link word of
+ * each object: a program's one stdio buffer (malloc(4096)) made 64 KiB
+ * of the heap resident, against 4 KiB for glibc.  Only the first: the
+ * slow start tried before (every refill from one object up) cost
+ * thread_churn 2.7 -> 8 MB, as refills below a batch carved new spans
+ * while the transfer cache held batches; a short refill now takes a
+ * transfer-cache batch when its shard has no span with free objects
+ * (hs_central_remove_range). */
+#define FIRST_REFILL_BYTES 8192
+
 /* Gives the first n objects of list l (class cls) to the central list. */
 static void release_n(hs_tc_list_t *l, unsigned cls, uint32_t n)
 {
@@ -67,7 +79,17 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 	int want = 1;
 	if (tc->state == HS_TC_ACTIVE) {
 		want = hs_classes[cls].batch;
-		tc->refilled[cls] = 1;
+		if (!(tc->refilled[cls] & HS_TC_EVER_REFILLED)) {
+			/* the thread's first objects of the class: at most
+			 * FIRST_REFILL_BYTES, as carving links (writes)
+			 * every object handed out */
+			size_t cap = FIRST_REFILL_BYTES / hs_classes[cls].size;
+			if (cap < 1)
+				cap = 1;
+			if ((size_t)want > cap)
+				want = (int)cap;
+		}
+		tc->refilled[cls] = HS_TC_REFILLED | HS_TC_EVER_REFILLED;
 		l->max_length = hs_classes[cls].max_cached;
 	}
 	void *chain, *tail;
@@ -107,9 +129,9 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls)
 	if (n > l->length)
 		n = l->length;
 	release_n(l, cls, n);
-	if (!tc->refilled[cls] && batch < l->max_length)
+	if (!(tc->refilled[cls] & HS_TC_REFILLED) && batch < l->max_length)
 		l->max_length = batch; /* free-only: one batch is enough */
-	tc->refilled[cls] = 0;
+	tc->refilled[cls] &= (uint8_t)~HS_TC_REFILLED;
 }
 
 void hs_tc_flush_current(void)

@@ -23,6 +23,10 @@ enum hs_tc_state {
 	HS_TC_DEAD = 2,	  /* thread exiting: no caching any more */
 };
 
+/* hs_tcache_t.refilled[cls] bits */
+#define HS_TC_REFILLED 1      /* a refill since the last overflow */
+#define HS_TC_EVER_REFILLED 2 /* the thread has refilled the class */
+
 typedef struct hs_tc_list {
 	void *head;	     /* objects linked through their first word */
 	uint32_t length;     /* objects on the list */
@@ -34,7 +38,7 @@ typedef struct hs_tcache {
 	hs_tc_list_t lists[HS_NUM_CLASSES]; /* [0] stays empty */
 	uint32_t state;			    /* enum hs_tc_state */
 	uint32_t shard;			    /* central list shard (refills) */
-	uint8_t refilled[HS_NUM_CLASSES];   /* refill since the last overflow */
+	uint8_t refilled[HS_NUM_CLASSES];   /* HS_TC_REFILLED | _EVER_ */
 } hs_tcache_t;
 
 extern HS_TLS hs_tcache_t hs_tc;
