@@ -55,6 +55,20 @@ static central_t centrals[NSH][HS_NUM_CLASSES] = {
 				   .lock = PTHREAD_MUTEX_INITIALIZER}},
 };
 
+/* (shard, class) pairs that have transfer-cache slots: bits only set,
+ * under the class lock and the metadata lock (tc_init).  malloc_trim
+ * visits only these: locking every class of every shard wrote 24 KiB of
+ * `centrals` a small program never touches otherwise. */
+#define TC_WORDS ((HS_NUM_CLASSES + 63) / 64)
+static uint64_t tc_used[NSH][TC_WORDS];
+
+static bool tc_is_used(unsigned sh, unsigned cls)
+{
+	return __atomic_load_n(&tc_used[sh][cls / 64], __ATOMIC_ACQUIRE) >>
+		       (cls % 64) &
+	       1;
+}
+
 /* Shards in use: twice the CPUs this process may run on (the main thread
  * is often idle next to a pool of one thread per CPU), 2 .. NSH.  0 until
  * first needed; set once (the first value published wins). */
@@ -122,14 +136,21 @@ static uint32_t tc_capacity(unsigned cls)
 }
 
 /* Allocates c's transfer cache slots (metadata, under c's lock: lock
- * order central -> metadata).  Capacity 0 when the class's batches are
- * too big or memory is short; then tc stays NULL and this runs again. */
-static void tc_init(central_t *c, unsigned cls)
+ * order central -> metadata) and marks (sh, cls) in tc_used under the
+ * metadata lock too (see give_back_slots).  Capacity 0 when the class's
+ * batches are too big or memory is short; then tc stays NULL and this
+ * runs again. */
+static void tc_init(central_t *c, unsigned sh, unsigned cls)
 {
 	uint32_t cap = tc_capacity(cls);
 	if (cap == 0)
 		return;
-	void **slots = hs_meta_alloc(2 * cap * sizeof(void *));
+	hs_meta_lock();
+	void **slots = hs_meta_alloc_locked(2 * cap * sizeof(void *));
+	if (slots)
+		__atomic_fetch_or(&tc_used[sh][cls / 64],
+				  (uint64_t)1 << (cls % 64), __ATOMIC_RELEASE);
+	hs_meta_unlock();
 	if (!slots)
 		return;
 	c->tc_max = cap;
@@ -298,7 +319,7 @@ void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 			central_t *c = &centrals[sh][cls];
 			pthread_mutex_lock(&c->lock);
 			if (HS_UNLIKELY(!c->tc))
-				tc_init(c, cls);
+				tc_init(c, sh, cls);
 			if (c->tc_n < c->tc_max) {
 				c->tc[2 * c->tc_n] = head;
 				c->tc[2 * c->tc_n + 1] = tail;
@@ -314,11 +335,63 @@ void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 	insert_spans(cls, head, n);
 }
 
+/* After a drain: gives back the pages of the transfer caches' slot
+ * arrays (up to 2 KiB per class and shard, ~40 KiB for a thread that used
+ * every small class), which read back as zero and fault in again on the
+ * next batch kept.  Every class with slots is locked (ascending, as
+ * fork's prepare does; no other path holds two class locks), then the
+ * metadata lock; if tc_used is still what was locked, every slot array
+ * is behind a lock held here, and no page of theirs holds other
+ * metadata (hs_meta_alloc).  Nothing is given back if a cache holds a
+ * batch again (another thread's free since the drain). */
+static void give_back_slots(unsigned ns)
+{
+	uint64_t want[NSH][TC_WORDS];
+	bool empty = true;
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned w = 0; w < TC_WORDS; w++)
+			want[sh][w] = __atomic_load_n(&tc_used[sh][w],
+						      __ATOMIC_ACQUIRE);
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
+			if (want[sh][cls / 64] >> (cls % 64) & 1)
+				pthread_mutex_lock(&centrals[sh][cls].lock);
+	hs_meta_lock();
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned w = 0; w < TC_WORDS; w++)
+			if (tc_used[sh][w] != want[sh][w])
+				empty = false;
+	for (unsigned sh = 0; sh < ns && empty; sh++)
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
+			if ((want[sh][cls / 64] >> (cls % 64) & 1) &&
+			    centrals[sh][cls].tc_n)
+				empty = false;
+	for (unsigned sh = 0; sh < ns && empty; sh++) {
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+			central_t *c = &centrals[sh][cls];
+			if (!(want[sh][cls / 64] >> (cls % 64) & 1) || !c->tc)
+				continue;
+			uintptr_t lo = (uintptr_t)c->tc & ~(uintptr_t)4095;
+			uintptr_t hi =
+				((uintptr_t)(c->tc + 2 * c->tc_max) + 4095) &
+				~(uintptr_t)4095;
+			hs_os_decommit((void *)lo, hi - lo);
+		}
+	}
+	hs_meta_unlock();
+	for (unsigned sh = ns; sh-- > 0;)
+		for (unsigned cls = HS_NUM_CLASSES; cls-- > 1;)
+			if (want[sh][cls / 64] >> (cls % 64) & 1)
+				pthread_mutex_unlock(&centrals[sh][cls].lock);
+}
+
 void hs_central_drain(void)
 {
 	unsigned ns = get_nshards();
 	for (unsigned sh = 0; sh < ns; sh++) {
 		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+			if (!tc_is_used(sh, cls))
+				continue;
 			central_t *c = &centrals[sh][cls];
 			int n = hs_classes[cls].batch;
 			for (;;) {
@@ -338,6 +411,7 @@ void hs_central_drain(void)
 			}
 		}
 	}
+	give_back_slots(ns);
 }
 
 int hs_central_is_valid(void)
@@ -381,6 +455,25 @@ int hs_central_is_valid(void)
 		}
 	}
 	return ok;
+}
+
+void *hs_central_tc_slots(unsigned shard, unsigned cls, size_t *bytes)
+{
+	*bytes = 0;
+	if (shard >= NSH || cls >= HS_NUM_CLASSES || !tc_is_used(shard, cls))
+		return NULL; /* without touching the lists' memory */
+	central_t *c = &centrals[shard][cls];
+	pthread_mutex_lock(&c->lock);
+	void *p = c->tc;
+	*bytes = p ? 2 * c->tc_max * sizeof(void *) : 0;
+	pthread_mutex_unlock(&c->lock);
+	return p;
+}
+
+const void *hs_central_shard_mem(unsigned shard, size_t *bytes)
+{
+	*bytes = sizeof(centrals[shard]);
+	return centrals[shard];
 }
 
 /* fork: every shard that can be in use (nshards is fixed from here on),

@@ -49,6 +49,12 @@ void hs_central_drain(void);
  * maps to itself and has a free or uncarved object.  1 if consistent. */
 int hs_central_is_valid(void);
 
+/* For tests: the transfer-cache slot array of (shard, class) and its
+ * bytes (NULL and 0 when it has none); the static memory of shard sh's
+ * lists. */
+void *hs_central_tc_slots(unsigned shard, unsigned cls, size_t *bytes);
+const void *hs_central_shard_mem(unsigned shard, size_t *bytes);
+
 /* fork handlers: every class lock (each class's shards in turn),
  * ascending. */
 void hs_central_lock_all(void);

@@ -13,9 +13,18 @@
 _Static_assert(sizeof(hs_pm_leaf_t) % PM_OS_PAGE == 0,
 	       "pagemap leaves are not whole 4 KiB pages");
 
-hs_pm_leaf_t hs_pm_empty_leaf;
+_Static_assert(sizeof(hs_pm_mid_t) == sizeof(hs_pm_leaf_t),
+	       "the empty interior node is the empty leaf too");
 hs_pm_mid_t hs_pm_empty_mid;
+extern hs_pm_leaf_t hs_pm_empty_leaf __attribute__((alias("hs_pm_empty_mid")));
 hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];
+
+/* Lowest and highest leaf number (page >> HS_PM_LEAF_BITS) with a leaf,
+ * lo > hi while there is none; under the page heap lock.  Trim visits
+ * only the root and interior slots in between: reading all 4096 root
+ * slots and 2048 slots of each interior node made their pages resident
+ * (32 KiB of root for a heap in one 32 GiB range). */
+static uintptr_t leaf_lo = UINTPTR_MAX, leaf_hi;
 
 bool hs_pagemap_ensure(uintptr_t page, size_t n)
 {
@@ -45,6 +54,11 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 					 (uintptr_t)leaf -
 						 (uintptr_t)&hs_pm_empty_leaf,
 					 __ATOMIC_RELEASE);
+			uintptr_t li = p >> HS_PM_LEAF_BITS;
+			if (li < leaf_lo)
+				leaf_lo = li;
+			if (li > leaf_hi)
+				leaf_hi = li;
 		}
 		/* next leaf boundary */
 		p = (p | ((1 << HS_PM_LEAF_BITS) - 1)) + 1;
@@ -98,43 +112,43 @@ size_t hs_pagemap_trim(void)
 {
 	size_t done = 0, len = 0;
 	char *run = NULL; /* adjacent leaf pages go in one madvise */
-	for (size_t ri = 0; ri < (1 << HS_PM_ROOT_BITS); ri++) {
-		hs_pm_mid_t *mid = hs_pm_mid_of(hs_pagemap_root[ri]);
-		if (mid == &hs_pm_empty_mid)
+	for (uintptr_t li = leaf_lo; li <= leaf_hi; li++) {
+		hs_pm_mid_t *mid =
+			hs_pm_mid_of(hs_pagemap_root[li >> HS_PM_MID_BITS]);
+		if (mid == &hs_pm_empty_mid) {
+			/* on to the next interior node */
+			li |= ((uintptr_t)1 << HS_PM_MID_BITS) - 1;
 			continue;
-		for (size_t mi = 0; mi < (1 << HS_PM_MID_BITS); mi++) {
-			hs_pm_leaf_t *leaf = hs_pm_leaf_of(mid->leaf[mi]);
-			if (leaf == &hs_pm_empty_leaf)
-				continue;
-			uintptr_t base = ((uintptr_t)ri << (HS_PM_LEAF_BITS +
-							    HS_PM_MID_BITS)) |
-					 ((uintptr_t)mi << HS_PM_LEAF_BITS);
-			for (size_t i = 0; i < (1 << HS_PM_LEAF_BITS);
-			     i += PM_PER_OS_PAGE) {
-				bool used = false, needed = false;
-				for (size_t j = i; j < i + PM_PER_OS_PAGE;
-				     j++) {
-					hs_span_t *s = leaf->span[j];
-					used |= s != NULL;
-					if (entry_needed(s, base + j)) {
-						needed = true;
-						break;
-					}
+		}
+		hs_pm_leaf_t *leaf = hs_pm_leaf_of(
+			mid->leaf[li & ((1 << HS_PM_MID_BITS) - 1)]);
+		if (leaf == &hs_pm_empty_leaf)
+			continue;
+		uintptr_t base = li << HS_PM_LEAF_BITS;
+		for (size_t i = 0; i < (1 << HS_PM_LEAF_BITS);
+		     i += PM_PER_OS_PAGE) {
+			bool used = false, needed = false;
+			for (size_t j = i; j < i + PM_PER_OS_PAGE; j++) {
+				hs_span_t *s = leaf->span[j];
+				used |= s != NULL;
+				if (entry_needed(s, base + j)) {
+					needed = true;
+					break;
 				}
-				char *pg = (char *)&leaf->span[i];
-				if (needed) {
-					flush_run(&run, &len);
-					continue;
-				}
-				/* all-NULL pages too: they may be resident */
-				if (used)
-					done += PM_OS_PAGE;
-				if (run && run + len != pg)
-					flush_run(&run, &len);
-				if (!run)
-					run = pg;
-				len += PM_OS_PAGE;
 			}
+			char *pg = (char *)&leaf->span[i];
+			if (needed) {
+				flush_run(&run, &len);
+				continue;
+			}
+			/* all-NULL pages too: they may be resident */
+			if (used)
+				done += PM_OS_PAGE;
+			if (run && run + len != pg)
+				flush_run(&run, &len);
+			if (!run)
+				run = pg;
+			len += PM_OS_PAGE;
 		}
 	}
 	flush_run(&run, &len);

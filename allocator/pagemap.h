@@ -44,7 +44,15 @@ typedef struct hs_pm_mid {
 } hs_pm_mid_t;
 
 /* All-empty nodes: zeros, never written, so every lookup of a page the
- * heap never mapped ends in a NULL span with no NULL tests on the way. */
+ * heap never mapped ends in a NULL span with no NULL tests on the way.
+ * The empty interior node and the empty leaf are one 16 KiB of zeros
+ * under two names (offset 0 = the empty node, NULL = no span: the same
+ * bytes; pagemap.c makes the leaf an alias of the interior node), so a
+ * lookup of a foreign pointer (free(NULL)) reads one page of it, not
+ * one of each (each page read is RSS on a kernel without a shared zero
+ * page, as here).  Two names, not one: with one address the compiler
+ * keeps it in a register and the free fast path takes an instruction
+ * more. */
 extern hs_pm_mid_t hs_pm_empty_mid;
 extern hs_pm_leaf_t hs_pm_empty_leaf;
 extern hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];

@@ -67,6 +67,11 @@ static void *meta_alloc_locked(size_t size)
 	return p;
 }
 
+void *hs_meta_alloc_locked(size_t size)
+{
+	return meta_alloc_locked(size);
+}
+
 void *hs_meta_alloc(size_t size)
 {
 	pthread_mutex_lock(&meta_lock);

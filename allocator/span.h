@@ -60,8 +60,13 @@ void hs_span_delete(hs_span_t *s);
 size_t hs_span_trim(void);
 
 /* Zeroed metadata memory, never freed: 64-byte aligned, 4 KiB aligned
- * when size >= 4 KiB.  NULL on ENOMEM.  Thread-safe (metadata lock). */
+ * (and whole pages) when size >= 4 KiB.  NULL on ENOMEM.  Thread-safe
+ * (metadata lock); _locked: the caller holds it (hs_meta_lock).  The
+ * allocations under 4 KiB are the transfer caches' slot arrays only, so
+ * a page such an array touches holds no other metadata:
+ * hs_central_drain gives those pages back when every cache is empty. */
 void *hs_meta_alloc(size_t size);
+void *hs_meta_alloc_locked(size_t size);
 
 /* fork handlers for the metadata lock */
 void hs_meta_lock(void);

@@ -49,6 +49,13 @@ target_include_directories(test_trim PRIVATE ${HS_ALLOC_DIR}
 target_link_libraries(test_trim PRIVATE heapscope_static ${CMOCKA_LIB})
 hs_alloc_rate_tests(trim test_trim)
 
+# what the trim leaves of the allocator's own memory, page by page
+add_executable(test_trim_meta ${CMAKE_CURRENT_SOURCE_DIR}/test_trim_meta.c)
+target_compile_options(test_trim_meta PRIVATE -fno-builtin)
+target_include_directories(test_trim_meta PRIVATE ${HS_ALLOC_DIR})
+target_link_libraries(test_trim_meta PRIVATE heapscope_static ${CMOCKA_LIB})
+hs_alloc_rate_tests(trim_meta test_trim_meta)
+
 add_executable(test_api_contracts ${CMAKE_CURRENT_SOURCE_DIR}/test_api_contracts.c)
 target_compile_options(test_api_contracts PRIVATE -fno-builtin)
 target_link_libraries(test_api_contracts PRIVATE heapscope ${CMOCKA_LIB} pthread)
