@@ -205,28 +205,47 @@ static unsigned next_bucket(unsigned k, unsigned b)
 	return NBUCKETS;
 }
 
+/* The shortest run of at least need pages among the first SCAN_LIMIT
+ * of log bucket b of kind k (the lowest of equal ones), or
+ * HS_PAGES_NONE. */
+static uint32_t best_in_bucket(unsigned k, unsigned b, uint32_t need)
+{
+	uint32_t best = HS_PAGES_NONE, s = bucket_head[k][b];
+
+	for (int i = 0; s != HS_PAGES_NONE && i < SCAN_LIMIT; i++) {
+		if (meta[s].len >= need &&
+		    (best == HS_PAGES_NONE || meta[s].len < meta[best].len ||
+		     (meta[s].len == meta[best].len && s < best)))
+			best = s;
+		s = meta[s].a;
+	}
+	return best;
+}
+
 /* A free run of kind k of at least need pages, taken out of the lists;
- * *len gets its length. */
+ * *len gets its length.  Best fit: an exact bucket's head, or the
+ * shortest fitting run among the first SCAN_LIMIT of a log bucket.  (The
+ * first run that fit, taken before, left holes no later large block fit:
+ * large_blocks at 2 threads, large blocks in the region, sampling off:
+ * 45.7k page faults in 3 of 4 runs, 43.9k with best fit, median of 7 with
+ * the lowest of equal runs 36.8k, the page heap 34.8k.) */
 static uint32_t find_free(unsigned k, uint32_t need, uint32_t *len, uint32_t *t)
 {
 	unsigned b = bucket_of(need);
-	uint32_t s;
+	uint32_t s = HS_PAGES_NONE;
 
 	if (b >= NEXACT) {
-		s = bucket_head[k][b];
 		/* a log bucket holds [2^j, 2^(j+1)): look for a fit */
-		for (int i = 0; s != HS_PAGES_NONE && i < SCAN_LIMIT; i++) {
-			if (meta[s].len >= need)
-				goto found;
-			s = meta[s].a;
-		}
+		s = best_in_bucket(k, b, need);
 		b++;
 	}
-	b = next_bucket(k, b);
-	if (b >= NBUCKETS)
-		return HS_PAGES_NONE;
-	s = bucket_head[k][b];
-found:
+	if (s == HS_PAGES_NONE) {
+		b = next_bucket(k, b);
+		if (b >= NBUCKETS)
+			return HS_PAGES_NONE;
+		s = b >= NEXACT ? best_in_bucket(k, b, need)
+				: bucket_head[k][b];
+	}
 	*t = meta[s].freed_ms;
 	*len = unmake_free(s);
 	return s;

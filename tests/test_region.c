@@ -209,6 +209,30 @@ static void test_region_calloc(void **state)
 	free(p);
 }
 
+/* Kept runs are reused best fit: of a 140-page and a newer 250-page
+ * run, a 135-page block takes the 140-page one (the first that fits in
+ * their size bucket would be the newer). */
+static void test_region_best_fit(void **state)
+{
+	char *a, *b, *c, *s1, *s2;
+
+	(void)state;
+	malloc_trim(0);
+	a = malloc(140 * PAGE);
+	s1 = malloc(300 * KIB);
+	b = malloc(250 * PAGE);
+	s2 = malloc(300 * KIB);
+	assert_true(in_region(a) && in_region(b));
+	free(a);
+	free(b);
+	c = malloc(135 * PAGE);
+	assert_ptr_equal(c, a);
+	free(c);
+	free(s1);
+	free(s2);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* malloc_trim gives the region's kept pages back. */
 static void test_region_trim(void **state)
 {
@@ -233,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_region_realloc),
 		cmocka_unit_test(test_sampled_transitions),
 		cmocka_unit_test(test_region_calloc),
+		cmocka_unit_test(test_region_best_fit),
 		cmocka_unit_test(test_region_trim),
 	};
 
