@@ -48,6 +48,15 @@ static void *alloc_small(unsigned cls)
 	return hs_tc_refill(tc, cls);
 }
 
+/* Large request with at most page alignment: in the region, where the
+ * sampled large blocks are (one pool of pages, sampled.c), else (region
+ * not set up or full, or over 64 MiB) a span of the page heap. */
+static void *alloc_large_region(size_t n)
+{
+	void *p = hs_region_alloc(n);
+	return p ? p : alloc_large(n, 0);
+}
+
 /* Allocation without the sampler.  align: 0 or a power of two. */
 static void *alloc_unsampled(size_t n, size_t align)
 {
@@ -56,12 +65,14 @@ static void *alloc_unsampled(size_t n, size_t align)
 	if (align <= HS_MIN_ALIGN) {
 		if (n <= HS_MAX_SMALL_SIZE)
 			return alloc_small(hs_size_to_class(n));
-		return alloc_large(n, 0);
+		return alloc_large_region(n);
 	}
 	if (align <= HS_PAGE_SIZE) {
 		unsigned cls = hs_size_class_aligned(n, align);
 		if (cls)
 			return alloc_small(cls);
+		if (n > HS_MAX_SMALL_SIZE)
+			return alloc_large_region(n);
 	}
 	return alloc_large(n, align);
 }
@@ -132,6 +143,8 @@ void *hs_calloc(size_t count, size_t size)
 		hs_span_t *s = hs_pagemap_lookup(p);
 		if (s && s->size_class == 0 && s->zeroed)
 			return p;
+	} else if (n > HS_MAX_SMALL_SIZE && hs_region_zeroed(p)) {
+		return p; /* region pages never used or decommitted */
 	}
 	memset(p, 0, n);
 	return p;
@@ -163,8 +176,9 @@ void *hs_realloc(void *p, size_t n)
 	}
 	size_t old;
 	if (hs_is_sampled(p)) {
-		/* 0: not the start of a live sampled block (freed twice,
-		 * interior): not owned, the block is left alone */
+		/* A sample or a large unsampled block in the region.  0: not
+		 * the start of a live block (freed twice, interior): not
+		 * owned, the block is left alone */
 		old = hs_sampled_usable_size(p);
 		if (!old)
 			goto not_owned;
@@ -174,9 +188,9 @@ void *hs_realloc(void *p, size_t n)
 		 * copy, and a decommit of the sampled pages on free. */
 		if (n <= old && n >= old / 2)
 			return p;
-		/* Growing: the sampler sees n as a new allocation; if it is
-		 * sampled, the sample may stay where it is (its pages grow
-		 * in place), else it moves like any other. */
+		/* Growing: the sampler sees n as a new allocation; sampled or
+		 * not, the block may stay where it is (its pages grow in
+		 * place), else it moves like any other. */
 		if (n > old) {
 			void *q = NULL;
 			if (!hs_sampler_try_fast(&hs_tc.sampler, n)) {
@@ -184,6 +198,8 @@ void *hs_realloc(void *p, size_t n)
 				if (q == p)
 					return p;
 			}
+			if (!q && hs_region_grow(p, n))
+				return p; /* unsampled now, grown in place */
 			if (!q)
 				q = alloc_unsampled(n, 0);
 			if (!q) {

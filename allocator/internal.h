@@ -64,6 +64,7 @@ typedef enum hs_option {
 	HS_OPT_RELEASE_RATE,     /* page heap release policy knob */
 	HS_OPT_SAMPLED_CACHE,    /* bytes of freed sampled pages kept committed */
 	HS_OPT_PROXY_MAX,        /* largest size class given a proxy; 0 none */
+	HS_OPT_REGION_BLOCK_MAX, /* largest unsampled block in the region */
 	HS_OPT_COUNT
 } hs_option_t;
 /* String-valued options (same table style, no parsing). */

@@ -38,9 +38,10 @@ static option_desc_t options[HS_OPT_COUNT] = {
 	 * released and refaulted 50% more pages, 2x the run time) */
 	[HS_OPT_RELEASE_RATE] = { 134217728, 134217728,
 				  "HEAPSCOPE_RELEASE_RATE", 0 },
-	/* bytes of freed sampled pages kept committed for the next samples
-	 * (as much as the page heap keeps); 0 = decommit at once, so a
-	 * sample's pages are resident only where its owner touched them */
+	/* bytes of freed pages of the sampled region (samples and the large
+	 * blocks kept there) kept committed for reuse (as much as the page
+	 * heap keeps); 0 = decommit at once, so a sample's pages are
+	 * resident only where its owner touched them */
 	[HS_OPT_SAMPLED_CACHE] = { 134217728, 134217728,
 				   "HEAPSCOPE_SAMPLED_CACHE", 0 },
 	/* largest allocated (size-class) size, in bytes, whose samples hold
@@ -49,6 +50,11 @@ static option_desc_t options[HS_OPT_COUNT] = {
 	 * 0 = no proxies; up to 256K (the small classes) widens the profile
 	 * at the cost of a whole extra object per larger sample */
 	[HS_OPT_PROXY_MAX] = { 4096, 4096, "HEAPSCOPE_PROXY_MAX", 0 },
+	/* largest unsampled large block (over 256 KiB) placed in the sampled
+	 * region, with the sampled large blocks, rather than in the page
+	 * heap (one pool of pages for both, sampled.c); 0 = none */
+	[HS_OPT_REGION_BLOCK_MAX] = { 67108864, 67108864,
+				      "HEAPSCOPE_REGION_BLOCK_MAX", 0 },
 };
 
 /* String options: name only, the value is used as found in environ. */

@@ -12,6 +12,17 @@
  * normal heap until they are freed.  Freed pages stay committed in a
  * bounded cache (sampled_pages.c) and are reused first.
  *
+ * The region also holds the large unsampled blocks (hs_region_alloc,
+ * above HS_MAX_SMALL_SIZE and up to HEAPSCOPE_REGION_BLOCK_MAX, default
+ * 64 MiB): their runs carry PLAIN_SLOT instead of a registry slot and
+ * fire no probe.  Large blocks,
+ * sampled or not, then draw on one pool of pages: with a separate page
+ * heap for the unsampled ones, the pages each pool kept free could not
+ * serve the other, and at the default period (where most blocks of a few
+ * MiB are sampled) a program's large blocks took up to 1.2x the page
+ * faults and RSS of sampling off.  A large block can change between
+ * sampled and unsampled on realloc without moving.
+ *
  * Locking: one mutex serialises the page runs, the registry writers and
  * the statistics.  Unwinding, proxies and the sample_alloc probe happen
  * outside it; sample_free fires inside it, before the pages can be
@@ -31,6 +42,7 @@
 #include "sampled.h"
 #include "sampler.h"
 #include "sampling.h"
+#include "stats.h"
 #include "hs_unwind.h"
 
 #define REGION_MAX ((size_t)256 << 30)
@@ -40,6 +52,9 @@
 #define MAX_INVALID_REPORTS 8
 /* Distinct call sites of mismatched sized frees reported on stderr. */
 #define MISMATCH_SITES 64
+/* Page runs of large unsampled blocks carry this tag instead of a
+ * registry slot (slots are below REGISTRY_CAPACITY). */
+#define PLAIN_SLOT (HS_PAGES_NONE - 1)
 
 HS_EXPORT volatile unsigned short heapscope_sample_alloc_semaphore
 	__attribute__((section(".probes")));
@@ -163,6 +178,33 @@ static void *release_record(uint32_t slot, const void *p, const uint64_t *stack,
 	return proxy;
 }
 
+/* Lock held.  The large unsampled block on the run at page enters
+ * (sign 1) or leaves (-1) the heap's large-allocation figures, as a span
+ * of the page heap would (mallinfo2: arena, hblks, hblkhd, uordblks). */
+static void plain_account(uint32_t page, int sign)
+{
+	int64_t bytes = (int64_t)hs_pages_len(page) << HS_PAGE_SHIFT;
+
+	hs_stat_add(HS_STAT_large_bytes, sign * bytes);
+	hs_stat_add(HS_STAT_region_large_bytes, sign * bytes);
+	hs_stat_add(HS_STAT_large_count, sign);
+	hs_stat_add(HS_STAT_system_bytes, sign * bytes);
+}
+
+/* Lock held.  hs_pages_extend() of the run at page tagged slot.  A plain
+ * run's old length leaves the large-allocation figures when it grows (the
+ * caller accounts the new length if the run stays plain). */
+static bool extend_run(uint32_t page, uint32_t slot, uint32_t n)
+{
+	if (slot != PLAIN_SLOT)
+		return hs_pages_extend(page, n);
+	plain_account(page, -1);
+	if (hs_pages_extend(page, n))
+		return true;
+	plain_account(page, 1);
+	return false;
+}
+
 /* Does a sample of r requested, a allocated bytes hold a proxy?  Small
  * classes only, and only up to HEAPSCOPE_PROXY_MAX bytes of a (default
  * 4096: below one OS page a proxy costs at most the page rounding the
@@ -212,11 +254,13 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	if (slot == HS_REGISTRY_NO_SLOT)
 		goto fail;
 	if (grow && (old_slot = lookup(grow, &page)) != HS_PAGES_NONE &&
-	    hs_pages_extend(page, (uint32_t)npages)) {
+	    extend_run(page, old_slot, (uint32_t)npages)) {
 		p = grow;
-		old_proxy = release_record(old_slot, p, stack, depth, t,
-					   __atomic_load_n(&hs_lifetime_sessions_active,
-							   __ATOMIC_RELAXED));
+		if (old_slot != PLAIN_SLOT)
+			old_proxy = release_record(
+				old_slot, p, stack, depth, t,
+				__atomic_load_n(&hs_lifetime_sessions_active,
+						__ATOMIC_RELAXED));
 		hs_pages_set_slot(page, slot);
 		npages = hs_pages_len(page);
 	} else {
@@ -378,6 +422,25 @@ static void report_mismatch(const void *p, size_t given,
 	}
 }
 
+/* Frees p if it starts a large unsampled block; false, untouched, if
+ * not.  (p's owner frees it: it cannot change between this and a later
+ * lookup but by a double free, which that lookup reports.) */
+static bool free_plain(void *p)
+{
+	uint32_t page = 0;
+	bool plain;
+
+	pthread_mutex_lock(&lock);
+	plain = lookup(p, &page) == PLAIN_SLOT;
+	if (plain) {
+		plain_account(page, -1);
+		hs_pages_free(page);
+		update_cache_stats();
+	}
+	pthread_mutex_unlock(&lock);
+	return plain;
+}
+
 void hs_sampled_free(void *p, size_t size_hint)
 {
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
@@ -390,13 +453,16 @@ void hs_sampled_free(void *p, size_t size_hint)
 				       __ATOMIC_RELAXED);
 	void *proxy;
 
+	/* a large unsampled block: no record, no probe, no stack */
+	if (free_plain(p))
+		goto out;
 	if (guarded && (HS_PROBE_ENABLED(sample_free) || lifetime))
 		depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
 
 	t = now_ns();
 	pthread_mutex_lock(&lock);
 	slot = lookup(p, &page);
-	if (slot == HS_PAGES_NONE) {
+	if (slot == HS_PAGES_NONE || slot == PLAIN_SLOT) {
 		pthread_mutex_unlock(&lock);
 		report_invalid(p, guarded);
 		goto out;
@@ -441,10 +507,101 @@ size_t hs_sampled_usable_size(const void *p)
 
 	pthread_mutex_lock(&lock);
 	slot = lookup(p, &page);
-	if (slot != HS_PAGES_NONE)
+	if (slot == PLAIN_SLOT)
+		a = (size_t)hs_pages_len(page) << HS_PAGE_SHIFT;
+	else if (slot != HS_PAGES_NONE)
 		a = hs_registry_record(slot)->allocated;
 	pthread_mutex_unlock(&lock);
 	return a;
+}
+
+/* Largest unsampled block placed in the region (HEAPSCOPE_REGION_BLOCK_MAX,
+ * default 64 MiB): larger ones stay in the page heap, which asks for
+ * transparent huge pages for chunks of their size (the region never has
+ * them). */
+static size_t region_block_max(void)
+{
+	int64_t v = hs_option_get(HS_OPT_REGION_BLOCK_MAX);
+	return v > 0 ? (size_t)v : 0;
+}
+
+void *hs_region_alloc(size_t n)
+{
+	uint32_t page;
+
+	if (n <= HS_MAX_SMALL_SIZE || n > region_block_max() ||
+	    !__atomic_load_n(&hs_sampled_size, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(&lock);
+	page = hs_pages_alloc(
+		(uint32_t)((n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT), 1,
+		PLAIN_SLOT);
+	if (page != HS_PAGES_NONE) {
+		plain_account(page, 1);
+		update_cache_stats();
+	}
+	pthread_mutex_unlock(&lock);
+	if (page == HS_PAGES_NONE)
+		return NULL;
+	return (void *)(hs_sampled_start + ((uintptr_t)page << HS_PAGE_SHIFT));
+}
+
+bool hs_region_zeroed(const void *p)
+{
+	uint32_t slot, page = 0;
+	bool z = false;
+
+	pthread_mutex_lock(&lock);
+	slot = lookup(p, &page);
+	if (slot != HS_PAGES_NONE)
+		z = hs_pages_zeroed(page);
+	pthread_mutex_unlock(&lock);
+	return z;
+}
+
+bool hs_region_grow(void *p, size_t n)
+{
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
+	uint32_t slot, page = 0, depth = 0;
+	int guarded, lifetime;
+	void *proxy = NULL;
+	bool done = false;
+	uint64_t t;
+
+	if (n <= HS_MAX_SMALL_SIZE || n > region_block_max())
+		return false;
+	guarded = hs_guard_enter();
+	lifetime =
+		__atomic_load_n(&hs_lifetime_sessions_active, __ATOMIC_RELAXED);
+	/* only a sample's release needs the stack (sample_free) */
+	pthread_mutex_lock(&lock);
+	slot = lookup(p, &page);
+	pthread_mutex_unlock(&lock);
+	if (slot != PLAIN_SLOT && guarded &&
+	    (HS_PROBE_ENABLED(sample_free) || lifetime))
+		depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
+	t = now_ns();
+	pthread_mutex_lock(&lock);
+	slot = lookup(p, &page);
+	if (slot != HS_PAGES_NONE &&
+	    extend_run(page, slot,
+		       (uint32_t)((n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT))) {
+		if (slot != PLAIN_SLOT) {
+			/* a sample grown unsampled: its record goes */
+			proxy = release_record(slot, p, stack, depth, t,
+					       lifetime);
+			hs_pages_set_slot(page, PLAIN_SLOT);
+		}
+		plain_account(page, 1);
+		update_cache_stats();
+		done = true;
+	}
+	pthread_mutex_unlock(&lock);
+	if (proxy)
+		hs_free_unsampled(proxy);
+	if (guarded)
+		hs_guard_leave();
+	return done;
 }
 
 /* Reserve the registry, the region and its page index.  0 or -errno. */

@@ -85,8 +85,26 @@ void hs_sampled_free(void *p, size_t size_hint);
  * Returns the bytes released.  Thread-safe. */
 size_t hs_sampled_trim(void);
 
-/* Usable size of a sampled pointer (the allocated size a), 0 if invalid. */
+/* Usable size of a pointer into the region (a sample's allocated size a,
+ * a large unsampled block's whole pages), 0 if invalid. */
 size_t hs_sampled_usable_size(const void *p);
+
+/*
+ * The region's large unsampled blocks (sampled.c).  hs_region_alloc: a
+ * block of n bytes (HS_MAX_SMALL_SIZE < n <= HEAPSCOPE_REGION_BLOCK_MAX,
+ * default 64 MiB, else NULL) on whole
+ * pages of the region, with no record and no probe; NULL when the region
+ * is not set up or is full (the caller uses the page heap).  Freed by
+ * hs_sampled_free like a sample.  hs_region_grow: grow the block at p
+ * (large unsampled, or a sample whose new size was not sampled: its
+ * record is released, sample_free fires) in place to n bytes; false,
+ * unchanged, when the pages after it are taken.  hs_region_zeroed: the
+ * block at p came from pages that read as zeros (calloc need not clear
+ * it).  Thread-safe.
+ */
+void *hs_region_alloc(size_t n);
+bool hs_region_grow(void *p, size_t n);
+bool hs_region_zeroed(const void *p);
 
 /* Called once by the allocator's init, after options are parsed. */
 void hs_sampling_init(void);

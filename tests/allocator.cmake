@@ -13,9 +13,10 @@ foreach(t size_class pagemap options page_heap thread_cache)
   set_tests_properties(alloc_${t} PROPERTIES TIMEOUT 120
     LABELS "unit;allocator" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")
 endforeach()
-# page heap policies need a known release floor (16 MiB)
+# page heap policies need a known release floor (16 MiB), and large
+# blocks in the page heap, not in the sampled region
 set_tests_properties(alloc_page_heap PROPERTIES
-  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0;HEAPSCOPE_RELEASE_RATE=16M")
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0;HEAPSCOPE_RELEASE_RATE=16M;HEAPSCOPE_REGION_BLOCK_MAX=0")
 
 # hs_rate_tests(PREFIX NAME LABELS ENV_DEFAULT ENV_OFF cmd...): two ctests
 # running cmd, PREFIX_NAME_rate_default with the environment list

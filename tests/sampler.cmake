@@ -20,6 +20,10 @@ add_test(NAME sampled_cache_eviction COMMAND test_sampled)
 set_tests_properties(sampled_cache_eviction PROPERTIES TIMEOUT 60
   LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLED_CACHE=192K")
+add_test(NAME sampled_cache_decay COMMAND test_sampled)
+set_tests_properties(sampled_cache_decay PROPERTIES TIMEOUT 60
+  LABELS "unit;sampling"
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLED_CACHE=1M")
 add_test(NAME sampled_cache_off COMMAND test_sampled)
 set_tests_properties(sampled_cache_off PROPERTIES TIMEOUT 60
   LABELS "unit;sampling"
@@ -34,4 +38,12 @@ add_test(NAME sampled_proxy_none COMMAND test_sampled)
 set_tests_properties(sampled_proxy_none PROPERTIES TIMEOUT 60
   LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLE_SEED=7;HEAPSCOPE_PROXY_MAX=0")
+# Large unsampled blocks in the sampled region (sampled.c hs_region_*)
+add_executable(test_region ${CMAKE_CURRENT_SOURCE_DIR}/test_region.c)
+target_compile_options(test_region PRIVATE -fno-builtin)
+target_include_directories(test_region PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
+target_link_libraries(test_region PRIVATE heapscope ${CMOCKA_LIB})
+add_test(NAME sampled_region COMMAND test_region)
+set_tests_properties(sampled_region PROPERTIES TIMEOUT 60
+  LABELS "unit;sampling;allocator" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")
 endif()

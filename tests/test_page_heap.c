@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Page heap policies (allocator/page_heap.c), on the static library with
- * HEAPSCOPE_RELEASE_RATE=16M and sampling off (set by ctest):
+ * HEAPSCOPE_RELEASE_RATE=16M, sampling off and HEAPSCOPE_REGION_BLOCK_MAX=0
+ * (large blocks in the page heap) (set by ctest):
  * - a request that no single free span fits, but a run of a committed and
  *   a released neighbour does, is served from that run: the heap does not
  *   grow and nothing is released, and the span is not claimed zeroed;

@@ -507,11 +507,13 @@ static void test_page_cache_random(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
-/* Cache admission and decay (sampled_pages.c).  After many one-page
- * samples, a freed 4 MiB sample (512 pages: over 2 MiB and over 64 times
- * the mean run asked for) is not cached; after the asks have grown to
- * 64-page runs, the same free is cached.  A cached run not reused within
- * a second goes cold at the next sampled allocation. */
+/* Cache admission and decay (sampled_pages.c); run with
+ * HEAPSCOPE_SAMPLED_CACHE=1M.  After many one-page samples, a freed 4 MiB
+ * sample (512 pages: over 2 MiB and over 64 times the mean run asked for)
+ * is not cached; after the asks have grown to 64-page runs, the same free
+ * is cached (the budget is twice the pages in use).  Above the 1 MiB
+ * floor a cached run not reused within a second goes cold at the next
+ * sampled allocation; below it, runs stay. */
 static void test_page_cache_admit_decay(void **state)
 {
 	enum { SMALL = 200 };
@@ -542,9 +544,19 @@ static void test_page_cache_admit_decay(void **state)
 	char *p = malloc(100);
 	assert_true(in_region(p));
 	assert_int_equal(stats().cached_bytes, 0);
+	/* below the floor nothing decays: p's page and a 64-page run are
+	 * still kept 1.1 s later; the next sample takes p's page */
+	free(p);
+	free(mid[0]);
+	assert_int_equal(stats().cached_bytes, 65 * PAGE);
+	nanosleep(&ts, NULL);
+	p = malloc(100);
+	assert_true(in_region(p)); /* (p used: the pair is not elided) */
+	assert_int_equal(stats().cached_bytes, 64 * PAGE);
 	free(p);
 	for (int i = 0; i < 40; i++) {
-		free(mid[i]);
+		if (i)
+			free(mid[i]);
 		free(sep[i]);
 	}
 	for (int i = 0; i < SMALL; i++)
@@ -956,6 +968,9 @@ int main(void)
 	const struct CMUnitTest cache_off[] = {
 		cmocka_unit_test(test_page_cache_off),
 	};
+	const struct CMUnitTest cache_decay[] = {
+		cmocka_unit_test(test_page_cache_admit_decay),
+	};
 	const struct CMUnitTest proxies[] = {
 		cmocka_unit_test(test_proxy_threshold),
 		cmocka_unit_test(test_every_alloc_sampled),
@@ -975,7 +990,6 @@ int main(void)
 		cmocka_unit_test(test_seqlock_reader),
 		cmocka_unit_test(test_set_period),
 		cmocka_unit_test(test_page_cache),
-		cmocka_unit_test(test_page_cache_admit_decay),
 		cmocka_unit_test(test_page_cache_merge),
 		cmocka_unit_test(test_page_cache_random),
 		cmocka_unit_test(test_realloc_grow_in_place),
@@ -987,6 +1001,8 @@ int main(void)
 		return cmocka_run_group_tests(eviction, NULL, NULL);
 	if (cache && strcmp(cache, "0") == 0)
 		return cmocka_run_group_tests(cache_off, NULL, NULL);
+	if (cache && strcmp(cache, "1M") == 0)
+		return cmocka_run_group_tests(cache_decay, NULL, NULL);
 	if (getenv("HEAPSCOPE_PROXY_MAX")) /* sampled_proxy_* */
 		return cmocka_run_group_tests(proxies, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -171,9 +171,11 @@ struct heapscope_registry {
 				 * libraries: this was reserved, zero) */
 	uint32_t ext_size;	/* sizeof(struct heapscope_record_ext) */
 	uint32_t reserved32;
-	uint64_t cached_bytes;	/* freed sampled pages the library keeps
-				 * committed for reuse by later samples
-				 * (a cost of sampling, like sampled_bytes);
+	uint64_t cached_bytes;	/* freed pages of the sampled region the
+				 * library keeps committed for reuse by
+				 * later samples and by the large unsampled
+				 * blocks it also places there (so only
+				 * partly a cost of sampling);
 				 * 0 in older libraries (was reserved) */
 	uint64_t reserved[1];
 };

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/test_region.c - large unsampled blocks in the sampled region
+ * (sampled.c hs_region_alloc / hs_region_grow), through the real library
+ * (linked, so this program's malloc is heapscope's).  Run with
+ * HEAPSCOPE_SAMPLE_RATE=0; the tests that need samples set the period
+ * with heapscope_set_sample_period().
+ *
+ * A block over 256 KiB (the largest size class) and up to
+ * HEAPSCOPE_REGION_BLOCK_MAX (64 MiB) takes whole pages of the region
+ * with no record; it grows in place into the pages after it, and turns
+ * into a sample (or back) on realloc without moving.
+ */
+#include <malloc.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "heapscope/abi.h"
+#include "heapscope/heapscope.h"
+
+extern struct heapscope_registry heapscope_registry;
+
+#define PAGE 8192u
+#define KIB ((size_t)1 << 10)
+#define MIB ((size_t)1 << 20)
+#define REG (&heapscope_registry)
+
+static int in_region(const void *p)
+{
+	return (uintptr_t)p - REG->region_start < REG->region_size;
+}
+
+/* The live record of p, or NULL. */
+static const struct heapscope_record *find_record(const void *p)
+{
+	const struct heapscope_record *r =
+		(const struct heapscope_record *)(uintptr_t)REG->records;
+
+	for (uint64_t i = 0; i < REG->high_water; i++)
+		if (r[i].seq != 0 && r[i].ptr == (uintptr_t)p)
+			return &r[i];
+	return NULL;
+}
+
+static struct heapscope_sampling_stats stats(void)
+{
+	struct heapscope_sampling_stats st;
+
+	assert_int_equal(heapscope_get_sampling_stats(&st, sizeof(st)), 0);
+	return st;
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i += 997)
+		p[i] = (unsigned char)(i * 31 + seed);
+}
+
+static void check(const unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i += 997)
+		assert_int_equal(p[i], (unsigned char)(i * 31 + seed));
+}
+
+/* Which sizes go to the region, their usable size and mallinfo2: a
+ * region block counts as a large allocation (hblks / hblkhd) and not as
+ * a sample (no record, no sampled pages). */
+static void test_placement(void **state)
+{
+	struct heapscope_sampling_stats s0 = stats();
+	struct mallinfo2 m0 = mallinfo2(), m1;
+	void *small = malloc(256 * KIB), *p = malloc(256 * KIB + 1);
+	void *max = malloc(64 * MIB), *over = malloc(64 * MIB + 1);
+
+	(void)state;
+	assert_non_null(small);
+	assert_non_null(p);
+	assert_non_null(max);
+	assert_non_null(over);
+	assert_false(in_region(small));
+	assert_true(in_region(p));
+	assert_true(in_region(max));
+	assert_false(in_region(over));
+	assert_int_equal((uintptr_t)p % PAGE, 0);
+	assert_int_equal(malloc_usable_size(p), 256 * KIB + PAGE);
+	assert_int_equal(malloc_usable_size(max), 64 * MIB);
+	assert_null(find_record(p));
+	m1 = mallinfo2();
+	assert_int_equal(m1.hblks, m0.hblks + 3);
+	assert_int_equal(m1.hblkhd, m0.hblkhd + 256 * KIB + PAGE + 64 * MIB +
+					    malloc_usable_size(over));
+	assert_int_equal(stats().pages_bytes, s0.pages_bytes);
+	assert_int_equal(stats().live, s0.live);
+	free(p);
+	free(max);
+	free(over);
+	free(small);
+	m1 = mallinfo2();
+	assert_int_equal(m1.hblks, m0.hblks);
+	assert_int_equal(m1.hblkhd, m0.hblkhd);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+/* realloc: growth in place into free pages after the block, a move
+ * when the next block is in use, a shrink by less than half kept, a
+ * shrink to a small size moved out of the region; contents kept. */
+static void test_region_realloc(void **state)
+{
+	unsigned char *p, *q, *blocker;
+
+	(void)state;
+	malloc_trim(0);
+	p = malloc(1 * MIB);
+	fill(p, 1 * MIB, 1);
+	/* the region's frontier (or a free run) follows it */
+	q = realloc(p, 3 * MIB / 2);
+	assert_ptr_equal(q, p);
+	assert_int_equal(malloc_usable_size(q), 3 * MIB / 2);
+	check(q, 1 * MIB, 1);
+	fill(q, 3 * MIB / 2, 2);
+	blocker = malloc(512 * KIB);
+	assert_ptr_equal(blocker, q + 3 * MIB / 2);
+	p = realloc(q, 3 * MIB);
+	assert_ptr_not_equal(p, q);
+	assert_true(in_region(p));
+	check(p, 3 * MIB / 2, 2);
+	q = realloc(p, 2 * MIB);
+	assert_ptr_equal(q, p);
+	assert_int_equal(malloc_usable_size(q), 3 * MIB);
+	p = realloc(q, 100);
+	assert_false(in_region(p));
+	check(p, 100, 2);
+	free(p);
+	free(blocker);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+/* A block turns into a sample on realloc, and back, without moving:
+ * sampled growth gives it a record (sample_alloc), unsampled growth
+ * releases it (sample_free). */
+static void test_sampled_transitions(void **state)
+{
+	struct heapscope_sampling_stats s0 = stats(), s1;
+	const struct heapscope_record *rec;
+	unsigned char *p, *q;
+
+	(void)state;
+	malloc_trim(0);
+	p = malloc(1 * MIB); /* period 0: unsampled, in the region */
+	assert_true(in_region(p));
+	assert_null(find_record(p));
+	fill(p, 1 * MIB, 3);
+	assert_int_equal(heapscope_set_sample_period(1), 0);
+	/* While sampling is off a thread looks at the period every 128 MiB
+	 * (HS_SAMPLER_OFF_COUNTER): one block that large makes it look. */
+	free(malloc(129 * MIB));
+	s0 = stats();
+	q = realloc(p, 2 * MIB); /* sampled: a record, same pages */
+	assert_ptr_equal(q, p);
+	rec = find_record(q);
+	assert_non_null(rec);
+	assert_int_equal(rec->requested, 2 * MIB);
+	assert_int_equal(rec->span_bytes, 2 * MIB);
+	check(q, 1 * MIB, 3);
+	s1 = stats();
+	assert_int_equal(s1.samples_total, s0.samples_total + 1);
+	assert_int_equal(s1.pages_bytes, s0.pages_bytes + 2 * MIB);
+	assert_int_equal(heapscope_set_sample_period(0), 0);
+	p = realloc(q, 3 * MIB); /* unsampled: the record goes */
+	assert_ptr_equal(p, q);
+	assert_null(find_record(p));
+	check(p, 1 * MIB, 3);
+	s1 = stats();
+	assert_int_equal(s1.frees_total, s0.frees_total + 1);
+	assert_int_equal(s1.pages_bytes, s0.pages_bytes);
+	assert_int_equal(s1.live, s0.live);
+	assert_int_equal(malloc_usable_size(p), 3 * MIB);
+	free(p);
+	assert_int_equal(stats().live, s0.live);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+/* calloc of a region block reads as zeros whether its pages come
+ * decommitted / never used (not cleared) or freed dirty and kept. */
+static void test_region_calloc(void **state)
+{
+	unsigned char *p, *q;
+
+	(void)state;
+	malloc_trim(0); /* no kept pages: the next block is fresh */
+	q = calloc(1, 2 * MIB);
+	assert_true(in_region(q));
+	for (size_t i = 0; i < 2 * MIB; i += 4096)
+		assert_int_equal(q[i], 0);
+	memset(q, 0xa5, 2 * MIB);
+	free(q); /* kept committed, dirty */
+	p = calloc(1, 2 * MIB);
+	assert_ptr_equal(p, q);
+	for (size_t i = 0; i < 2 * MIB; i++)
+		if (p[i])
+			fail_msg("byte %zu of a recycled calloc block is %d", i,
+				 p[i]);
+	free(p);
+}
+
+/* Kept runs are reused best fit: of a 140-page and a newer 250-page
+ * run, a 135-page block takes the 140-page one (the first that fits in
+ * their size bucket would be the newer). */
+static void test_region_best_fit(void **state)
+{
+	char *a, *b, *c, *s1, *s2;
+
+	(void)state;
+	malloc_trim(0);
+	a = malloc(140 * PAGE);
+	s1 = malloc(300 * KIB);
+	b = malloc(250 * PAGE);
+	s2 = malloc(300 * KIB);
+	assert_true(in_region(a) && in_region(b));
+	free(a);
+	free(b);
+	c = malloc(135 * PAGE);
+	assert_ptr_equal(c, a);
+	free(c);
+	free(s1);
+	free(s2);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
+/* malloc_trim gives the region's kept pages back. */
+static void test_region_trim(void **state)
+{
+	void *b[8];
+
+	(void)state;
+	for (int i = 0; i < 8; i++) {
+		b[i] = malloc(4 * MIB);
+		memset(b[i], 1, 4 * MIB);
+	}
+	for (int i = 0; i < 8; i++)
+		free(b[i]);
+	assert_true(stats().cached_bytes >= 32 * MIB);
+	malloc_trim(0);
+	assert_int_equal(stats().cached_bytes, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_placement),
+		cmocka_unit_test(test_region_realloc),
+		cmocka_unit_test(test_sampled_transitions),
+		cmocka_unit_test(test_region_calloc),
+		cmocka_unit_test(test_region_best_fit),
+		cmocka_unit_test(test_region_trim),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
