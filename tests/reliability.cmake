@@ -94,6 +94,8 @@ if(TARGET fakeheapscope)
     TIMEOUT 300 LABELS "e2e;root;bpf;collector;reliability")
 endif()
 
+# 8-10 need the collector (heapscope_cli)
+if(HEAPSCOPE_BUILD_COLLECTOR)
 # 8. the daemon's HTTP server against hostile clients (root, BPF, ~40 s)
 add_test(NAME rel_daemon_http COMMAND ${HS_REL_DIR}/test_daemon_http.sh
   $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>)
@@ -114,6 +116,7 @@ add_test(NAME rel_collector_faults COMMAND ${HS_REL_DIR}/test_collector_faults.s
   $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:test_stress>)
 set_tests_properties(rel_collector_faults PROPERTIES SKIP_RETURN_CODE 77
   TIMEOUT 240 LABELS "e2e;root;bpf;collector;reliability")
+endif()
 
 # 9. the target's life during a recording (root, BPF): pid reuse (record
 # and daemon stopped across it), exec during record, a forced ring-buffer
