@@ -83,6 +83,20 @@ static inline uint64_t est(uint64_t w, uint64_t x, uint64_t r)
 
 static void account(const struct heapscope_record *rec, int sign)
 {
+	/* The heap's own figures (mallinfo2, heapscope_get_stats) count a
+	 * sample as the block it is: one with a proxy already is, through
+	 * the proxy (a block of its size class); one without, as a large
+	 * allocation in the region.  (Without this, a program whose big
+	 * blocks were all sampled showed none of them in mallinfo2.) */
+	if (!rec->proxy) {
+		hs_stat_add(HS_STAT_large_bytes,
+			    sign * (int64_t)rec->allocated);
+		hs_stat_add(HS_STAT_region_large_bytes,
+			    sign * (int64_t)rec->allocated);
+		hs_stat_add(HS_STAT_large_count, sign);
+		hs_stat_add(HS_STAT_system_bytes,
+			    sign * (int64_t)rec->span_bytes);
+	}
 	uint64_t inuse = est(rec->weight, rec->allocated, rec->requested);
 	uint64_t frag = rec->allocated > rec->requested ?
 		est(rec->weight, rec->allocated - rec->requested, rec->requested) : 0;

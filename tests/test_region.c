@@ -186,6 +186,32 @@ static void test_sampled_transitions(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* mallinfo2 counts a sampled block too: one without a proxy (over
+ * HEAPSCOPE_PROXY_MAX, 4096) as a large allocation of its allocated
+ * size, like an unsampled one. */
+static void test_mallinfo_sampled(void **state)
+{
+	struct mallinfo2 m0, m1;
+	void *p;
+
+	(void)state;
+	assert_int_equal(heapscope_set_sample_period(1), 0);
+	free(malloc(129 * MIB)); /* the thread looks at the period */
+	m0 = mallinfo2();
+	p = malloc(1 * MIB);
+	assert_non_null(find_record(p));
+	m1 = mallinfo2();
+	assert_int_equal(m1.hblks, m0.hblks + 1);
+	assert_int_equal(m1.hblkhd, m0.hblkhd + 1 * MIB);
+	assert_int_equal(m1.uordblks, m0.uordblks + 1 * MIB);
+	free(p);
+	m1 = mallinfo2();
+	assert_int_equal(m1.hblks, m0.hblks);
+	assert_int_equal(m1.hblkhd, m0.hblkhd);
+	assert_int_equal(heapscope_set_sample_period(0), 0);
+	free(malloc(1)); /* back to period 0 for the next tests */
+}
+
 /* calloc of a region block reads as zeros whether its pages come
  * decommitted / never used (not cleared) or freed dirty and kept. */
 static void test_region_calloc(void **state)
@@ -256,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_placement),
 		cmocka_unit_test(test_region_realloc),
 		cmocka_unit_test(test_sampled_transitions),
+		cmocka_unit_test(test_mallinfo_sampled),
 		cmocka_unit_test(test_region_calloc),
 		cmocka_unit_test(test_region_best_fit),
 		cmocka_unit_test(test_region_trim),
