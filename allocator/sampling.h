@@ -92,9 +92,9 @@ size_t hs_sampled_usable_size(const void *p);
 /*
  * The region's large unsampled blocks (sampled.c).  hs_region_alloc: a
  * block of n bytes (HS_MAX_SMALL_SIZE < n <= HEAPSCOPE_REGION_BLOCK_MAX,
- * default 64 MiB, else NULL) on whole
- * pages of the region, with no record and no probe; NULL when the region
- * is not set up or is full (the caller uses the page heap).  Freed by
+ * default 64 MiB, else NULL) on whole pages of the region, with no record
+ * and no probe; NULL when the region is not set up or is full (the
+ * caller uses the page heap).  Freed by
  * hs_sampled_free like a sample.  hs_region_grow: grow the block at p
  * (large unsampled, or a sample whose new size was not sampled: its
  * record is released, sample_free fires) in place to n bytes; false,
