@@ -62,6 +62,12 @@ static central_t centrals[NSH][HS_NUM_CLASSES] = {
 #define TC_WORDS ((HS_NUM_CLASSES + 63) / 64)
 static uint64_t tc_used[NSH][TC_WORDS];
 
+/* Bit cls of a TC_WORDS-word class set. */
+static bool has_class(const uint64_t *words, unsigned cls)
+{
+	return words[cls / 64] >> (cls % 64) & 1;
+}
+
 static bool tc_is_used(unsigned sh, unsigned cls)
 {
 	return __atomic_load_n(&tc_used[sh][cls / 64], __ATOMIC_ACQUIRE) >>
@@ -357,7 +363,7 @@ static void give_back_slots(unsigned ns)
 						      __ATOMIC_ACQUIRE);
 	for (unsigned sh = 0; sh < ns; sh++)
 		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
-			if (want[sh][cls / 64] >> (cls % 64) & 1)
+			if (has_class(want[sh], cls))
 				pthread_mutex_lock(&centrals[sh][cls].lock);
 	hs_meta_lock();
 	for (unsigned sh = 0; sh < ns; sh++)
@@ -366,13 +372,12 @@ static void give_back_slots(unsigned ns)
 				empty = false;
 	for (unsigned sh = 0; sh < ns && empty; sh++)
 		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
-			if ((want[sh][cls / 64] >> (cls % 64) & 1) &&
-			    centrals[sh][cls].tc_n)
+			if (has_class(want[sh], cls) && centrals[sh][cls].tc_n)
 				empty = false;
 	for (unsigned sh = 0; sh < ns && empty; sh++) {
 		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
 			central_t *c = &centrals[sh][cls];
-			if (!(want[sh][cls / 64] >> (cls % 64) & 1) || !c->tc)
+			if (!has_class(want[sh], cls) || !c->tc)
 				continue;
 			uintptr_t lo = (uintptr_t)c->tc & ~(uintptr_t)4095;
 			uintptr_t hi =
@@ -384,7 +389,7 @@ static void give_back_slots(unsigned ns)
 	hs_meta_unlock();
 	for (unsigned sh = ns; sh-- > 0;)
 		for (unsigned cls = HS_NUM_CLASSES; cls-- > 1;)
-			if (want[sh][cls / 64] >> (cls % 64) & 1)
+			if (has_class(want[sh], cls))
 				pthread_mutex_unlock(&centrals[sh][cls].lock);
 }
 

@@ -81,6 +81,15 @@ static inline uint64_t est(uint64_t w, uint64_t x, uint64_t r)
 	return (uint64_t)((unsigned __int128)w * x / ((unsigned __int128)r + 1));
 }
 
+/* A block of the region counted as a large allocation (bytes) enters
+ * (sign 1) or leaves (-1) the heap's figures; mallinfo2 and
+ * heapscope_get_stats add them to the page heap's large spans. */
+static void count_region_block(int64_t bytes, int sign)
+{
+	hs_stat_add(HS_STAT_region_large_bytes, sign * bytes);
+	hs_stat_add(HS_STAT_region_large_count, sign);
+}
+
 static void account(const struct heapscope_record *rec, int sign)
 {
 	/* The heap's own figures (mallinfo2, heapscope_get_stats) count a
@@ -88,15 +97,8 @@ static void account(const struct heapscope_record *rec, int sign)
 	 * the proxy (a block of its size class); one without, as a large
 	 * allocation in the region.  (Without this, a program whose big
 	 * blocks were all sampled showed none of them in mallinfo2.) */
-	if (!rec->proxy) {
-		hs_stat_add(HS_STAT_large_bytes,
-			    sign * (int64_t)rec->allocated);
-		hs_stat_add(HS_STAT_region_large_bytes,
-			    sign * (int64_t)rec->allocated);
-		hs_stat_add(HS_STAT_large_count, sign);
-		hs_stat_add(HS_STAT_system_bytes,
-			    sign * (int64_t)rec->span_bytes);
-	}
+	if (!rec->proxy)
+		count_region_block((int64_t)rec->allocated, sign);
 	uint64_t inuse = est(rec->weight, rec->allocated, rec->requested);
 	uint64_t frag = rec->allocated > rec->requested ?
 		est(rec->weight, rec->allocated - rec->requested, rec->requested) : 0;
@@ -192,17 +194,11 @@ static void *release_record(uint32_t slot, const void *p, const uint64_t *stack,
 	return proxy;
 }
 
-/* Lock held.  The large unsampled block on the run at page enters
- * (sign 1) or leaves (-1) the heap's large-allocation figures, as a span
- * of the page heap would (mallinfo2: arena, hblks, hblkhd, uordblks). */
+/* Lock held.  The large unsampled block on the run at page (all its
+ * pages) enters (sign 1) or leaves (-1) the heap's figures. */
 static void plain_account(uint32_t page, int sign)
 {
-	int64_t bytes = (int64_t)hs_pages_len(page) << HS_PAGE_SHIFT;
-
-	hs_stat_add(HS_STAT_large_bytes, sign * bytes);
-	hs_stat_add(HS_STAT_region_large_bytes, sign * bytes);
-	hs_stat_add(HS_STAT_large_count, sign);
-	hs_stat_add(HS_STAT_system_bytes, sign * bytes);
+	count_region_block((int64_t)hs_pages_len(page) << HS_PAGE_SHIFT, sign);
 }
 
 /* Lock held.  hs_pages_extend() of the run at page tagged slot.  A plain
@@ -436,23 +432,31 @@ static void report_mismatch(const void *p, size_t given,
 	}
 }
 
-/* Frees p if it starts a large unsampled block; false, untouched, if
- * not.  (p's owner frees it: it cannot change between this and a later
- * lookup but by a double free, which that lookup reports.) */
-static bool free_plain(void *p)
+/* Takes the lock and looks p up (lookup()).  When p starts a sample
+ * whose release needs the freeing stack (sample_free probe, lifetime
+ * session; not while unwinding), drops the lock to capture it into
+ * stack[] (*depth), then takes the lock and looks p up again; a large
+ * unsampled block needs no stack.  *t: now, after the capture.  Returns
+ * with the lock held.  (p's owner is freeing or growing it: between the
+ * two lookups it changes only by a double free, which the second
+ * reports.) */
+static uint32_t lock_lookup(const void *p, uint32_t *page, int guarded,
+			    int lifetime, uint64_t *stack, uint32_t *depth,
+			    uint64_t *t)
 {
-	uint32_t page = 0;
-	bool plain;
+	uint32_t slot;
 
 	pthread_mutex_lock(&lock);
-	plain = lookup(p, &page) == PLAIN_SLOT;
-	if (plain) {
-		plain_account(page, -1);
-		hs_pages_free(page);
-		update_cache_stats();
+	slot = lookup(p, page);
+	if (slot != HS_PAGES_NONE && slot != PLAIN_SLOT && guarded &&
+	    (HS_PROBE_ENABLED(sample_free) || lifetime)) {
+		pthread_mutex_unlock(&lock);
+		*depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
+		pthread_mutex_lock(&lock);
+		slot = lookup(p, page);
 	}
-	pthread_mutex_unlock(&lock);
-	return plain;
+	*t = now_ns();
+	return slot;
 }
 
 void hs_sampled_free(void *p, size_t size_hint)
@@ -467,16 +471,16 @@ void hs_sampled_free(void *p, size_t size_hint)
 				       __ATOMIC_RELAXED);
 	void *proxy;
 
-	/* a large unsampled block: no record, no probe, no stack */
-	if (free_plain(p))
+	slot = lock_lookup(p, &page, guarded, lifetime, stack, &depth, &t);
+	if (slot == PLAIN_SLOT) {
+		/* a large unsampled block: no record, no probe */
+		plain_account(page, -1);
+		hs_pages_free(page);
+		update_cache_stats();
+		pthread_mutex_unlock(&lock);
 		goto out;
-	if (guarded && (HS_PROBE_ENABLED(sample_free) || lifetime))
-		depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
-
-	t = now_ns();
-	pthread_mutex_lock(&lock);
-	slot = lookup(p, &page);
-	if (slot == HS_PAGES_NONE || slot == PLAIN_SLOT) {
+	}
+	if (slot == HS_PAGES_NONE) {
 		pthread_mutex_unlock(&lock);
 		report_invalid(p, guarded);
 		goto out;
@@ -529,6 +533,12 @@ size_t hs_sampled_usable_size(const void *p)
 	return a;
 }
 
+/* Pages of a block of n bytes (n <= HEAPSCOPE_REGION_BLOCK_MAX). */
+static uint32_t pages_for(size_t n)
+{
+	return (uint32_t)((n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT);
+}
+
 /* Largest unsampled block placed in the region (HEAPSCOPE_REGION_BLOCK_MAX,
  * default 64 MiB): larger ones stay in the page heap, which asks for
  * transparent huge pages for chunks of their size (the region never has
@@ -547,9 +557,7 @@ void *hs_region_alloc(size_t n)
 	    !__atomic_load_n(&hs_sampled_size, __ATOMIC_ACQUIRE))
 		return NULL;
 	pthread_mutex_lock(&lock);
-	page = hs_pages_alloc(
-		(uint32_t)((n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT), 1,
-		PLAIN_SLOT);
+	page = hs_pages_alloc(pages_for(n), 1, PLAIN_SLOT);
 	if (page != HS_PAGES_NONE) {
 		plain_account(page, 1);
 		update_cache_stats();
@@ -587,19 +595,8 @@ bool hs_region_grow(void *p, size_t n)
 	guarded = hs_guard_enter();
 	lifetime =
 		__atomic_load_n(&hs_lifetime_sessions_active, __ATOMIC_RELAXED);
-	/* only a sample's release needs the stack (sample_free) */
-	pthread_mutex_lock(&lock);
-	slot = lookup(p, &page);
-	pthread_mutex_unlock(&lock);
-	if (slot != PLAIN_SLOT && guarded &&
-	    (HS_PROBE_ENABLED(sample_free) || lifetime))
-		depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
-	t = now_ns();
-	pthread_mutex_lock(&lock);
-	slot = lookup(p, &page);
-	if (slot != HS_PAGES_NONE &&
-	    extend_run(page, slot,
-		       (uint32_t)((n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT))) {
+	slot = lock_lookup(p, &page, guarded, lifetime, stack, &depth, &t);
+	if (slot != HS_PAGES_NONE && extend_run(page, slot, pages_for(n))) {
 		if (slot != PLAIN_SLOT) {
 			/* a sample grown unsampled: its record goes */
 			proxy = release_record(slot, p, stack, depth, t,

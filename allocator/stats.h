@@ -20,7 +20,9 @@
 	X(central_free_bytes, "free objects held by central free lists")       \
 	X(large_bytes, "large allocations (whole spans)")                      \
 	X(large_count, "large allocations in use")                             \
-	X(region_large_bytes, "large allocations in the sampled region")       \
+	X(region_large_bytes, "blocks in the sampled region counted as large " \
+	  "allocations (unsampled, and samples without a proxy)")              \
+	X(region_large_count, "those blocks in use")                           \
 	X(pageheap_merge_count, "runs of committed and released spans merged") \
 	X(release_calls_count, "madvise(DONTNEED) calls")                      \
 	X(released_total_bytes, "bytes given back to the OS, cumulative")      \

@@ -21,40 +21,11 @@
 
 #include <cmocka.h>
 
-#include "heapscope/abi.h"
-#include "heapscope/heapscope.h"
-
-extern struct heapscope_registry heapscope_registry;
+#include "sampled_util.h"
 
 #define PAGE 8192u
 #define KIB ((size_t)1 << 10)
 #define MIB ((size_t)1 << 20)
-#define REG (&heapscope_registry)
-
-static int in_region(const void *p)
-{
-	return (uintptr_t)p - REG->region_start < REG->region_size;
-}
-
-/* The live record of p, or NULL. */
-static const struct heapscope_record *find_record(const void *p)
-{
-	const struct heapscope_record *r =
-		(const struct heapscope_record *)(uintptr_t)REG->records;
-
-	for (uint64_t i = 0; i < REG->high_water; i++)
-		if (r[i].seq != 0 && r[i].ptr == (uintptr_t)p)
-			return &r[i];
-	return NULL;
-}
-
-static struct heapscope_sampling_stats stats(void)
-{
-	struct heapscope_sampling_stats st;
-
-	assert_int_equal(heapscope_get_sampling_stats(&st, sizeof(st)), 0);
-	return st;
-}
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {

@@ -22,23 +22,9 @@
 
 #include <cmocka.h>
 
-#include "heapscope/abi.h"
-#include "heapscope/heapscope.h"
-
-extern struct heapscope_registry heapscope_registry;
+#include "sampled_util.h"
 
 #define PAGE 8192u
-#define REG (&heapscope_registry)
-
-static struct heapscope_record *records(void)
-{
-	return (struct heapscope_record *)(uintptr_t)REG->records;
-}
-
-static int in_region(const void *p)
-{
-	return (uintptr_t)p - REG->region_start < REG->region_size;
-}
 
 /* HEAPSCOPE_PROXY_MAX as the library reads it (plain bytes or a K
  * suffix here); default 4096. */
@@ -62,17 +48,6 @@ static int expect_proxy(size_t r, size_t a)
 	return r <= 256 * 1024 && a <= 256 * 1024 && a <= proxy_max();
 }
 
-/* The live record of p, or NULL. */
-static const struct heapscope_record *find_record(const void *p)
-{
-	struct heapscope_record *r = records();
-
-	for (uint64_t i = 0; i < REG->high_water; i++)
-		if (r[i].seq != 0 && r[i].ptr == (uintptr_t)p)
-			return &r[i];
-	return NULL;
-}
-
 static uint64_t count_live_records(void)
 {
 	struct heapscope_record *r = records();
@@ -81,14 +56,6 @@ static uint64_t count_live_records(void)
 	for (uint64_t i = 0; i < REG->high_water; i++)
 		n += r[i].seq != 0;
 	return n;
-}
-
-static struct heapscope_sampling_stats stats(void)
-{
-	struct heapscope_sampling_stats st;
-
-	assert_int_equal(heapscope_get_sampling_stats(&st, sizeof(st)), 0);
-	return st;
 }
 
 static int maps_lines(void)
