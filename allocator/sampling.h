@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_common.h"
+#include "base/hs_common.h"
 
 /*
  * Per-thread sampler state.  Lives inside the thread cache (initial-exec

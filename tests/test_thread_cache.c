@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "size_class.h"
-#include "thread_cache.h"
+#include "core/size_class.h"
+#include "core/thread_cache.h"
 
 #define SIZE 64
 #define N 640 /* 10 batches of the 64-byte class */

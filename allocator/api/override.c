@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/override.c - every symbol libheapscope exports: the C malloc
+ * allocator/api/override.c - every symbol libheapscope exports: the C malloc
  * API (glibc contracts), malloc_trim/mallinfo2, and the C++ operators
  * new/delete as C functions under their Itanium-mangled names, so the
  * library needs no libstdc++ and preloads into C programs.
@@ -19,12 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "init.h"
-#include "internal.h"
-#include "page_heap.h"
-#include "pagemap.h"
-#include "stats.h"
+#include "base/log.h"
+#include "base/stats.h"
+#include "core/alloc.h"
+#include "core/core.h"
+#include "core/init.h"
+#include "core/page_heap.h"
+#include "core/pagemap.h"
 
 #define SYS_PAGE 4096UL
 /* Largest supported alignment: 1 GiB and a bit more. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/profile_api.c - the in-process profile API of heapscope.h:
+ * allocator/api/profile_api.c - the in-process profile API of heapscope.h:
  * heap profile snapshots, the allocator statistics getter, and
  * HEAPSCOPE_PROFILE_AT_EXIT.
  *
@@ -14,11 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "profile.h"
-#include "size_class.h"
-#include "stats.h"
-#include "thread_cache.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/options.h"
+#include "base/stats.h"
+#include "core/size_class.h"
+#include "core/thread_cache.h"
+#include "sampling/profile.h"
 
 #define MAX_PATH 4096
 
@@ -45,7 +47,7 @@ HS_EXPORT int heapscope_heap_profile(struct heapscope_profile **out)
 		}
 		p->count = n;
 		p->period = heapscope_get_sample_period();
-		p->start_ns = p->end_ns = hs_now_ns();
+		p->start_ns = p->end_ns = hs_clock_ns();
 		hs_profile_sum(p);
 		*out = p;
 		return 0;

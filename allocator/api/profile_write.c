@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/profile_write.c - heapscope_profile_write(): a profile as
+ * allocator/api/profile_write.c - heapscope_profile_write(): a profile as
  * folded stacks or gzip'd pprof (common/pprof), symbolized in-process.
  *
  * Symbols come from dladdr(): the nearest exported (.dynsym) symbol, else
@@ -16,12 +16,12 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "pprof.h"
-#include "profile.h"
+#include "sampling/profile.h"
 
 #define OUT_BUF 16384
 #define NAME_MAX_LEN 512
@@ -258,7 +258,6 @@ static int write_pprof(const struct heapscope_profile *p, int fd)
 	struct pprof_builder *b = pprof_new();
 	struct modules *ms = malloc(sizeof(*ms));
 	uint64_t locs[HEAPSCOPE_MAX_FRAMES];
-	struct timespec now;
 	char comment[160];
 	uint8_t *data = NULL;
 	size_t len = 0;
@@ -271,8 +270,7 @@ static int write_pprof(const struct heapscope_profile *p, int fd)
 	r = setup_types(b, p);
 	if (r)
 		goto out;
-	clock_gettime(CLOCK_REALTIME, &now);
-	pprof_set_time(b, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+	pprof_set_time(b, (int64_t)hs_clock_wall_ns(),
 		       (int64_t)(p->end_ns - p->start_ns));
 	hs_snprintf(comment, sizeof(comment),
 		    "heapscope in-process profile: %zu samples, period %ld bytes, "

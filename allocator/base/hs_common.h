@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/hs_common.h - macros shared by every allocator file.
+ * allocator/base/hs_common.h - macros shared by every allocator file.
  */
 #ifndef HS_COMMON_H
 #define HS_COMMON_H

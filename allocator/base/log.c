@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/log.c - diagnostics without malloc or stdio: a tiny
+ * allocator/base/log.c - diagnostics without malloc or stdio: a tiny
  * vsnprintf subset into a fixed stack buffer, written with write(2) to
  * stderr.  Async-signal-safe; usable before the allocator is initialised.
  * hs_log adds a newline when the message lacks one, no prefix: callers
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/log.h"
 
 #define LOG_BUF 512
 

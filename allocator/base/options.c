@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/options.c - the one table of HEAPSCOPE_<NAME> options.
+ * allocator/base/options.c - the one table of HEAPSCOPE_<NAME> options.
  *
  * Options are read by scanning environ directly (getenv is not safe this
  * early and may not be ready while the dynamic loader runs us).  Values
@@ -13,7 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/log.h"
+#include "base/options.h"
 
 extern char **environ;
 

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/os.c - the only file that talks to the kernel's memory
+ * allocator/base/os.c - the only file that talks to the kernel's memory
  * interfaces (mmap, munmap, madvise).  Everything above works in terms of
- * reservations (hs_os_reserve) and decommit (hs_os_decommit).
+ * reservations (hs_os_reserve) and decommit (hs_os_decommit).  Also the
+ * thread id (gettid(2)), cached per thread.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-#include "internal.h"
+#include "base/hs_common.h"
+#include "base/os.h"
 
 #define OS_PAGE 4096UL
+
+static HS_TLS uint32_t cached_tid;
 
 void *hs_os_reserve(size_t size, size_t align)
 {
@@ -66,11 +71,17 @@ void hs_os_unmap(void *p, size_t size)
 		munmap(p, size);
 }
 
-uint32_t hs_os_coarse_ms(void)
+uint32_t hs_gettid(void)
 {
-	struct timespec ts;
+	uint32_t t = cached_tid;
+	if (HS_UNLIKELY(t == 0)) {
+		t = (uint32_t)syscall(SYS_gettid);
+		cached_tid = t;
+	}
+	return t;
+}
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
-			  (uint64_t)ts.tv_nsec / 1000000u);
+void hs_os_fork_child(void)
+{
+	cached_tid = 0;
 }

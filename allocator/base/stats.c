@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/stats.c - the statistics array, its dump, and the mapping to
+ * allocator/base/stats.c - the statistics array, its dump, and the mapping to
  * glibc's struct mallinfo2.
  */
 #include <malloc.h>
 
-#include "internal.h"
-#include "stats.h"
+#include "base/log.h"
+#include "base/stats.h"
 
 int64_t hs_stats[HS_STAT_COUNT];
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/stats.h - allocator statistics from one X-macro list.  All
+ * allocator/base/stats.h - allocator statistics from one X-macro list.  All
  * values are bytes unless the name ends in _count.  Updated with relaxed
  * atomics (mostly under the lock of the structure they describe); read
  * racily by mallinfo2 and the stats dump.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/alloc.c - allocation slow paths: first use of a thread,
+ * allocator/core/alloc.c - allocation slow paths: first use of a thread,
  * thread-cache refill, large (whole-span) requests, aligned requests,
  * and the unsampled entry the sampling side uses (hs_alloc_unsampled).
  * Also calloc and realloc, which build on the malloc path.
@@ -8,11 +8,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "init.h"
-#include "internal.h"
-#include "page_heap.h"
-#include "stats.h"
+#include "base/log.h"
+#include "base/stats.h"
+#include "core/alloc.h"
+#include "core/core.h"
+#include "core/init.h"
+#include "core/page_heap.h"
 
 /* Large request: a whole span of ceil(n / 8 KiB) pages, aligned to align
  * bytes when align > one heapscope page. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/alloc.h - the allocation and free fast paths (inline, used by
+ * allocator/core/alloc.h - the allocation and free fast paths (inline, used by
  * override.c's exported entry points) and the out-of-line slow paths
  * they call (alloc.c, free.c).
  *
@@ -13,11 +13,11 @@
 
 #include <stddef.h>
 
-#include "hs_common.h"
-#include "pagemap.h"
+#include "base/hs_common.h"
+#include "core/pagemap.h"
+#include "core/size_class.h"
+#include "core/thread_cache.h"
 #include "sampling.h"
-#include "size_class.h"
-#include "thread_cache.h"
 
 /* ---- alloc.c ---- */
 

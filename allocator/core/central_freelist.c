@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/central_freelist.c - per-class, per-shard lists of spans with
+ * allocator/core/central_freelist.c - per-class, per-shard lists of spans with
  * free objects, each with a small transfer cache of whole batches in
  * front.  A span hands out objects from its own free list first, then
  * carves never-used objects from its end (so fresh spans are not touched
@@ -25,12 +25,12 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "central_freelist.h"
-#include "internal.h"
-#include "page_heap.h"
-#include "pagemap.h"
-#include "span.h"
-#include "stats.h"
+#include "base/os.h"
+#include "base/stats.h"
+#include "core/central_freelist.h"
+#include "core/page_heap.h"
+#include "core/pagemap.h"
+#include "core/span.h"
 
 #define TC_SLOTS 128
 #define TC_BYTES ((size_t)256 << 10)

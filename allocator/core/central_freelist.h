@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/central_freelist.h - central free lists: per size class and
+ * allocator/core/central_freelist.h - central free lists: per size class and
  * per shard, the spans of that class and shard that still have free
  * objects, behind one mutex each.  Thread caches move objects in and out
  * in batches.
@@ -17,7 +17,7 @@
 #ifndef HS_CENTRAL_FREELIST_H
 #define HS_CENTRAL_FREELIST_H
 
-#include "size_class.h"
+#include "core/size_class.h"
 
 #define HS_CENTRAL_MAX_SHARDS 16
 

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/free.c - free slow paths (NULL, foreign pointers, large
+ * allocator/core/free.c - free slow paths (NULL, foreign pointers, large
  * spans), hs_free_unsampled for the sampling side, and usable size.
  *
  * A pointer the heap does not own (no span in the pagemap, e.g. a block
  * of the dynamic loader's minimal malloc from before we took over) is
  * ignored, with one warning per process.
  */
-#include "alloc.h"
-#include "internal.h"
-#include "page_heap.h"
-#include "stats.h"
+#include "base/log.h"
+#include "base/stats.h"
+#include "core/alloc.h"
+#include "core/core.h"
+#include "core/page_heap.h"
 
 static int warned_foreign;
 

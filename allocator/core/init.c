@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/init.c - start-up and process events.
+ * allocator/core/init.c - start-up and process events.
  *
  *  - hs_init_global(): lazy, on the first allocation; must not malloc (it
  *    may run inside the dynamic loader's first call into malloc).
@@ -19,23 +19,22 @@
  * initial-exec TLS and its malloc must be in place from the start).
  */
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "central_freelist.h"
-#include "init.h"
-#include "internal.h"
-#include "page_heap.h"
+#include "base/log.h"
+#include "base/options.h"
+#include "base/os.h"
+#include "base/stats.h"
+#include "core/central_freelist.h"
+#include "core/init.h"
+#include "core/page_heap.h"
+#include "core/size_class.h"
+#include "core/span.h"
 #include "sampling.h"
-#include "size_class.h"
-#include "span.h"
-#include "stats.h"
 
 int hs_initialised;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
-static HS_TLS uint32_t cached_tid;
 
 bool hs_init_global(void)
 {
@@ -60,16 +59,6 @@ void hs_tc_register_exit(hs_tcache_t *tc)
 		pthread_setspecific(exit_key, tc);
 }
 
-uint32_t hs_gettid(void)
-{
-	uint32_t t = cached_tid;
-	if (HS_UNLIKELY(t == 0)) {
-		t = (uint32_t)syscall(SYS_gettid);
-		cached_tid = t;
-	}
-	return t;
-}
-
 static void fork_prepare(void)
 {
 	hs_sampling_fork_prepare();
@@ -90,7 +79,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-	cached_tid = 0;
+	hs_os_fork_child();
 	hs_meta_reinit();
 	hs_page_heap_reinit();
 	hs_central_reinit();

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/init.h - global initialisation, the library constructor,
+ * allocator/core/init.h - global initialisation, the library constructor,
  * fork handlers and thread-exit registration.
  */
 #ifndef HS_INIT_H
@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "thread_cache.h"
+#include "core/thread_cache.h"
 
 extern int hs_initialised; /* 1 once hs_init_global() completed */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/page_heap.c - span allocation from free lists indexed by
+ * allocator/core/page_heap.c - span allocation from free lists indexed by
  * length (exact lists below MAX_LIST pages, one best-fit list above),
  * kept separately for committed and released (MADV_DONTNEED) spans.
  *
@@ -22,10 +22,12 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "internal.h"
-#include "page_heap.h"
-#include "pagemap.h"
-#include "stats.h"
+#include "base/clock.h"
+#include "base/options.h"
+#include "base/os.h"
+#include "base/stats.h"
+#include "core/page_heap.h"
+#include "core/pagemap.h"
 
 #define MAX_LIST 128 /* lists[k][n] holds spans of n pages, n < MAX_LIST */
 
@@ -123,7 +125,7 @@ static void free_locked(hs_span_t *s, uint8_t loc)
 	}
 	hs_pagemap_set(s->start, s);
 	hs_pagemap_set(s->start + s->npages - 1, s);
-	s->free_ms = hs_os_coarse_ms();
+	s->free_ms = hs_clock_coarse_ms();
 	list_insert(s);
 }
 
@@ -299,7 +301,7 @@ static size_t release_locked(size_t bytes)
 		return done;
 	}
 	hs_span_t *s;
-	uint32_t now = hs_os_coarse_ms();
+	uint32_t now = hs_clock_coarse_ms();
 	while (done < bytes && (s = oldest_committed_locked(now, NULL))) {
 		done += hs_span_bytes(s);
 		release_span_locked(s);
@@ -392,7 +394,7 @@ static void release_policy_locked(void)
 		release_locked((size_t)(free_bytes - cap));
 		return;
 	}
-	uint32_t now = hs_os_coarse_ms();
+	uint32_t now = hs_clock_coarse_ms();
 	if (now - last_decay_ms < DECAY_CHECK_MS)
 		return;
 	last_decay_ms = now;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/page_heap.h - the page heap: free spans by length, memory
+ * allocator/core/page_heap.h - the page heap: free spans by length, memory
  * from the OS in large reservations, coalescing, and the release policy.
  * One mutex guards everything here (lock order: central free list lock,
  * then page heap lock, then metadata lock).
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "span.h"
+#include "core/span.h"
 
 /* Heap growth granularity: reservations are at least this big. */
 #define HS_HEAP_CHUNK ((size_t)64 << 20)

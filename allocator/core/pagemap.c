@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/pagemap.c - creation and update of the page -> span radix
+ * allocator/core/pagemap.c - creation and update of the page -> span radix
  * tree (lookups are inline in pagemap.h).
  */
-#include "pagemap.h"
-#include "internal.h"
+#include "base/os.h"
+#include "core/pagemap.h"
 
 #define PM_OS_PAGE 4096
 #define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(hs_span_t *)) /* 512 */

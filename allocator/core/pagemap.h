@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/pagemap.h - radix tree from heapscope page number to span.
+ * allocator/core/pagemap.h - radix tree from heapscope page number to span.
  *
  * Three levels cover the 47-bit user address space (2^34 pages of 8 KiB):
  * a static root of 2^12 entries, interior nodes of 2^11, leaves of 2^11
@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_common.h"
-#include "span.h"
+#include "base/hs_common.h"
+#include "core/span.h"
 
 #define HS_PM_BITS (47 - HS_PAGE_SHIFT)
 #define HS_PM_LEAF_BITS 11

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/size_class.c - builds the size classes and the size -> class
+ * allocator/core/size_class.c - builds the size classes and the size -> class
  * lookup table (TCMalloc's ClassIndex scheme: 16-byte granularity up to
  * 1 KiB, 128-byte above).
  *
  * Classes: 16..128 in steps of 16, then 8 classes per power of two
  * (step = base / 8) up to 256 KiB: 8 + 11 * 8 = 96 classes.
  */
-#include "size_class.h"
-#include "internal.h"
+#include "base/log.h"
+#include "core/size_class.h"
 
 uint8_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
 hs_class_info_t hs_classes[HS_NUM_CLASSES];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/size_class.h - size classes: the map from a request size to a
+ * allocator/core/size_class.h - size classes: the map from a request size to a
  * class, and per-class geometry (object size, pages per span, batch size).
  *
  * Class 0 is "no class" (large spans); classes 1..HS_NUM_CLASSES-1 are
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_common.h"
+#include "base/hs_common.h"
 
 #define HS_NUM_CLASSES 97
 /* Index of the lookup table: 16-byte steps up to 1024, then 128-byte. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/span.c - the metadata arena: bump allocation of zeroed,
+ * allocator/core/span.c - the metadata arena: bump allocation of zeroed,
  * never-freed memory from OS reservations, and the span objects, which
  * come from chunks of their own so that malloc_trim can give their
  * pages back.  Span metadata never comes from malloc.
@@ -14,11 +14,12 @@
  * at a time, before the bump pointer moves on.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include "internal.h"
-#include "span.h"
-#include "stats.h"
+#include "base/os.h"
+#include "base/stats.h"
+#include "core/span.h"
 
 #define META_CHUNK ((size_t)2 << 20)
 #define META_PAGE ((size_t)4096)

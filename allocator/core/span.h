@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/span.h - the span (a run of heapscope pages) and the metadata
+ * allocator/core/span.h - the span (a run of heapscope pages) and the metadata
  * arena spans and pagemap nodes come from (never from malloc).
  */
 #ifndef HS_SPAN_H
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_common.h"
+#include "base/hs_common.h"
 
 enum hs_span_location {
 	HS_SPAN_IN_USE = 1,   /* handed out: small-object span or large block */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/thread_cache.c - the out-of-line parts of the thread cache:
+ * allocator/core/thread_cache.c - the out-of-line parts of the thread cache:
  * activation, refill from and overflow to the central free lists, and
  * the thread-exit destructor that returns everything.
  *
@@ -14,10 +14,9 @@
  */
 #include <pthread.h>
 
-#include "central_freelist.h"
-#include "init.h"
-#include "internal.h"
-#include "thread_cache.h"
+#include "core/central_freelist.h"
+#include "core/init.h"
+#include "core/thread_cache.h"
 
 HS_TLS hs_tcache_t hs_tc;
 

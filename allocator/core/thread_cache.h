@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/thread_cache.h - per-thread caches of free objects, one
+ * allocator/core/thread_cache.h - per-thread caches of free objects, one
  * singly linked list per size class, in initial-exec TLS.
  *
  * The static initial value is all zero ("empty"): every list is empty and
@@ -13,9 +13,9 @@
 
 #include <stdint.h>
 
-#include "hs_common.h"
+#include "base/hs_common.h"
+#include "core/size_class.h"
 #include "sampling.h"
-#include "size_class.h"
 
 enum hs_tc_state {
 	HS_TC_EMPTY = 0,  /* static initial value */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/sampled.h - the page-run allocator of the sampled region
+ * allocator/region/sampled.h - the page-run allocator of the sampled region
  * (sampled_pages.c), used by sampled.c.  Private to the sampling side.
  *
  * The region is one reservation of `npages` heapscope pages (8 KiB).
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_common.h"
+#include "base/hs_common.h"
 
 #define HS_PAGES_NONE UINT32_MAX
 

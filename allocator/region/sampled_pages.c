@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/sampled_pages.c - runs of 8 KiB pages inside the sampled
+ * allocator/region/sampled_pages.c - runs of 8 KiB pages inside the sampled
  * region.
  *
  * Pages below `frontier` belong to runs that are in use (one per live
@@ -35,8 +35,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
-#include "sampled.h"
+#include "base/clock.h"
+#include "base/os.h"
+#include "region/sampled.h"
 
 enum { TAG_NONE = 0, TAG_USED, TAG_FREE_HEAD, TAG_FREE_TAIL };
 enum { COLD = 0, WARM = 1, NKINDS = 2 };
@@ -341,7 +342,7 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 
 	if (n == 0 || align_pages == 0 || need > npages)
 		return HS_PAGES_NONE;
-	decay(hs_os_coarse_ms());
+	decay(hs_clock_coarse_ms());
 	asked_len16 = asked_len16 - asked_len16 / 16 + need;
 	if (warm_pages >= need &&
 	    (s = find_free(WARM, (uint32_t)need, &len, &t)) != HS_PAGES_NONE) {
@@ -530,7 +531,7 @@ void hs_pages_free(uint32_t page)
 		release_cold(page, n);
 		return;
 	}
-	uint32_t now = hs_os_coarse_ms();
+	uint32_t now = hs_clock_coarse_ms();
 	keep_warm(page, n, now);
 	while (warm_pages > limit)
 		evict_oldest();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/fragmentation.c - the span occupancy behind small samples'
+ * allocator/sampling/fragmentation.c - the span occupancy behind small samples'
  * proxies (abi.h struct heapscope_record_ext), and the in-process
  * fragmentation profile (heapscope_fragmentation_profile in heapscope.h).
  *
@@ -18,17 +18,17 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
+#include "base/os.h"
+#include "core/pagemap.h"
+#include "core/size_class.h"
+#include "core/span.h"
 #include "heapscope/abi.h"
 #include "heapscope/heapscope.h"
-#include "internal.h"
-#include "pagemap.h"
-#include "profile.h"
-#include "registry.h"
-#include "sampled.h"
-#include "size_class.h"
-#include "span.h"
+#include "region/sampled.h"
+#include "sampling/profile.h"
+#include "sampling/registry.h"
 
 /* Background refresh (hs_frag_refresh_some): every live slot about once
  * per REFRESH_PERIOD_NS, at most REFRESH_PER_EVENT slots per sampled
@@ -41,14 +41,6 @@ static struct heapscope_record_ext *ext;
 static uint64_t ext_capacity;
 static uint64_t refresh_cursor;
 static uint64_t refresh_last_ns; /* when the background refresh last ran */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int hs_frag_init(uint64_t capacity)
 {
@@ -154,7 +146,7 @@ HS_EXPORT int heapscope_fragmentation_refresh(void)
 	if (!ext)
 		return -ENOSYS;
 	hs_sampled_lock();
-	refresh(UINT64_MAX, mono_ns());
+	refresh(UINT64_MAX, hs_clock_ns());
 	hs_sampled_unlock();
 	return 0;
 }
@@ -176,8 +168,8 @@ heapscope_fragmentation_profile(struct heapscope_fragmentation_entry *out,
 		return -ENOSYS;
 	memset(means, 0, sizeof(means));
 	hs_sampled_lock();
-	refresh(UINT64_MAX, mono_ns());
-	now = mono_ns();
+	refresh(UINT64_MAX, hs_clock_ns());
+	now = hs_clock_ns();
 	hw = __atomic_load_n(&heapscope_registry.high_water, __ATOMIC_RELAXED);
 	/* pass 1: per size class, the mean age weighted by each sample's
 	 * proxy-method bytes, so the age-weighted total equals the proxy

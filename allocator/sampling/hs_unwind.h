@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/hs_unwind.h - call stacks of sampled allocations and frees, and
+ * allocator/sampling/hs_unwind.h - call stacks of sampled allocations and frees, and
  * the sampling side's per-thread re-entrancy guard.
  */
 #ifndef HS_UNWIND_STACK_H
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hs_common.h"
+#include "base/hs_common.h"
 
 /*
  * Per-thread re-entrancy guard of the sampling side: set while a thread

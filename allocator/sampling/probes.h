@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/probes.h - the USDT probes of provider "heapscope" (the ABI is
+ * allocator/sampling/probes.h - the USDT probes of provider "heapscope" (the ABI is
  * documented in include/heapscope/abi.h).  Each probe has a semaphore in
  * section .probes, exported so that tools (libbpf, bpftrace, systemtap)
  * can find it; the kernel increments it while a uprobe is attached.  The
@@ -31,7 +31,7 @@
 #undef _SDT_NOP
 #define _SDT_NOP .nops 5
 
-#include "hs_common.h"
+#include "base/hs_common.h"
 
 extern volatile unsigned short heapscope_sample_alloc_semaphore;
 extern volatile unsigned short heapscope_sample_free_semaphore;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * probes_compat.c - the allocation probes of other providers that
+ * allocator/sampling/probes_compat.c - the allocation probes of other providers that
  * libheapscope also fires, so that collectors written for them read
  * heapscope's samples too (issue 5, item 7; definition and sources in
  * include/heapscope/abi.h, "Compatible probes"):
@@ -31,7 +31,7 @@
 
 #include <stdint.h>
 
-#include "probes.h"
+#include "sampling/probes.h"
 
 HS_EXPORT volatile unsigned short otel_memory_alloc_semaphore
 	__attribute__((section(".probes")));

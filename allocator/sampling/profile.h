@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/profile.h - internals of the in-process profile API
+ * allocator/sampling/profile.h - internals of the in-process profile API
  * (session.c, profile_api.c, profile_write.c) and the hooks sampled.c
  * calls on the sampled path.  Private to the sampling side.
  */
@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hs_common.h"
 #include "heapscope/abi.h"
 #include "heapscope/heapscope.h"
-#include "hs_common.h"
 
 /* Non-zero while any allocs / lifetime session runs (atomic reads on the
  * sampled path decide whether to call the hooks below). */
@@ -47,8 +47,5 @@ size_t hs_sampled_snapshot(struct heapscope_sample *out, size_t max,
 struct heapscope_profile *hs_profile_new(uint32_t kind, size_t cap);
 /* Recompute the profile's sums from its samples. */
 void hs_profile_sum(struct heapscope_profile *p);
-
-/* CLOCK_MONOTONIC in ns. */
-uint64_t hs_now_ns(void);
 
 #endif /* HS_PROFILE_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/registry.c - the exported registry of live sampled
+ * allocator/sampling/registry.c - the exported registry of live sampled
  * allocations: header (the symbol `heapscope_registry`), the record array
  * in its own MAP_NORESERVE reservation, the slot free list, the seqlock.
  *
@@ -15,8 +15,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
-#include "registry.h"
+#include "base/os.h"
+#include "sampling/registry.h"
 
 HS_EXPORT struct heapscope_registry heapscope_registry = {
 	.magic = HEAPSCOPE_REGISTRY_MAGIC,

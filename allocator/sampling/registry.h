@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/registry.h - the registry of live sampled allocations (layout
+ * allocator/sampling/registry.h - the registry of live sampled allocations (layout
  * in include/heapscope/abi.h).  Private to the sampling side.
  *
  * Every writer holds the sampled region's lock (sampled.c), so writers
@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
+#include "base/hs_common.h"
 #include "heapscope/abi.h"
-#include "hs_common.h"
 
 #define HS_REGISTRY_NO_SLOT UINT32_MAX
 

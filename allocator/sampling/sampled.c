@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/sampled.c - the sampled path: the dedicated sampled region,
+ * allocator/sampling/sampled.c - the sampled path: the dedicated sampled region,
  * records, probes, statistics and the in-process API (heapscope.h).
  *
  * The region is reserved once (256 GiB of address space, MAP_NORESERVE,
@@ -31,19 +31,22 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/options.h"
+#include "base/os.h"
+#include "base/stats.h"
+#include "core/core.h"
 #include "heapscope/abi.h"
 #include "heapscope/heapscope.h"
-#include "internal.h"
-#include "probes.h"
-#include "profile.h"
-#include "registry.h"
-#include "sampled.h"
-#include "sampler.h"
+#include "region/sampled.h"
 #include "sampling.h"
-#include "stats.h"
-#include "hs_unwind.h"
+#include "sampling/hs_unwind.h"
+#include "sampling/probes.h"
+#include "sampling/profile.h"
+#include "sampling/registry.h"
+#include "sampling/sampler.h"
 
 #define REGION_MAX ((size_t)256 << 30)
 #define REGION_MIN ((size_t)1 << 30)
@@ -149,14 +152,6 @@ size_t hs_sampled_trim(void)
 	return (size_t)(pages << HS_PAGE_SHIFT) + records;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Lock held.  The slot of p, or HS_PAGES_NONE when p does not start a
  * live sampled allocation. */
 static uint32_t lookup(const void *p, uint32_t *page)
@@ -257,7 +252,7 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 			return NULL;
 	}
 	depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
-	t = now_ns();
+	t = hs_clock_ns();
 
 	pthread_mutex_lock(&lock);
 	slot = hs_registry_slot_alloc();
@@ -455,7 +450,7 @@ static uint32_t lock_lookup(const void *p, uint32_t *page, int guarded,
 		pthread_mutex_lock(&lock);
 		slot = lookup(p, page);
 	}
-	*t = now_ns();
+	*t = hs_clock_ns();
 	return slot;
 }
 

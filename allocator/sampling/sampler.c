@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/sampler.c - the sampling maths only: PRNG, interval draws,
+ * allocator/sampling/sampler.c - the sampling maths only: PRNG, interval draws,
  * weights, the global sampling period.  See sampler.h for the model.
  * No allocation, no locks; the only system call is getrandom(2) when a
  * thread seeds its PRNG without HEAPSCOPE_SAMPLE_SEED.
@@ -11,8 +11,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "sampler.h"
+#include "base/options.h"
+#include "base/os.h"
+#include "sampling/sampler.h"
 
 #define PRNG_BITS 48
 #define PRNG_MASK (((uint64_t)1 << PRNG_BITS) - 1)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/sampler.h - the sampling maths (private to the sampling side).
+ * allocator/sampling/sampler.h - the sampling maths (private to the sampling side).
  *
  * Model.  The bytes a thread allocates form one stream; an allocation of
  * requested size r occupies k = r + 1 bytes of it (the +1 lets 0-byte

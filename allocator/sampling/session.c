@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/session.c - allocation- and lifetime-profiling sessions
+ * allocator/sampling/session.c - allocation- and lifetime-profiling sessions
  * (TCMalloc's AllocationSampleList) and the profile objects they return.
  *
  * A session owns a fixed buffer of struct heapscope_sample taken from mmap
@@ -12,11 +12,11 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
-#include "internal.h"
-#include "profile.h"
-#include "registry.h"
+#include "base/clock.h"
+#include "base/os.h"
+#include "sampling/profile.h"
+#include "sampling/registry.h"
 
 int hs_allocs_sessions_active;
 int hs_lifetime_sessions_active;
@@ -36,14 +36,6 @@ struct profile_box {
 	size_t samples_bytes;
 	struct heapscope_profile p;
 };
-
-uint64_t hs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t est(uint64_t w, uint64_t x, uint64_t r)
 {
@@ -188,7 +180,7 @@ static heapscope_session_t start(uint32_t kind, size_t max_samples)
 	p = hs_profile_new(kind, max_samples);
 	if (!p)
 		return -ENOMEM;
-	p->start_ns = hs_now_ns();
+	p->start_ns = hs_clock_ns();
 	hs_sampled_lock();
 	for (int i = 0; i < NSESSIONS; i++) {
 		if (sessions[i].kind)
@@ -229,7 +221,7 @@ static int stop(heapscope_session_t h, uint32_t kind,
 	hs_sampled_unlock();
 	if (!p)
 		return -EINVAL;
-	p->end_ns = hs_now_ns();
+	p->end_ns = hs_clock_ns();
 	p->period = heapscope_get_sample_period();
 	hs_profile_sum(p);
 	*out = p;

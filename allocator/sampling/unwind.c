@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/unwind.c - stack capture for the sampled path.
+ * allocator/sampling/unwind.c - stack capture for the sampled path.
  *
  * Stacks come from the DWARF CFI (.eh_frame) of each frame, so they are
  * right in programs built with -fomit-frame-pointer.  libgcc's
@@ -52,9 +52,10 @@
 #include <string.h>
 #include <unwind.h>
 
+#include "base/log.h"
+#include "base/os.h"
 #include "heapscope/abi.h"
-#include "hs_unwind.h"
-#include "internal.h"
+#include "sampling/hs_unwind.h"
 
 HS_TLS int hs_sampling_busy;
 
