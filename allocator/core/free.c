@@ -28,15 +28,9 @@ HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s)
 {
 	if (!p)
 		return;
-	if (!s || s->location != HS_SPAN_IN_USE ||
-	    (s->size_class == 0 && p != hs_span_addr(s))) {
+	/* both callers send a small span's objects to the thread cache */
+	if (!s || s->location != HS_SPAN_IN_USE || p != hs_span_addr(s)) {
 		foreign_free(p);
-		return;
-	}
-	if (s->size_class) {
-		/* small span (only via hs_free_unsampled callers that
-		 * looked the span up early): the normal push */
-		hs_free_inline(p, 0);
 		return;
 	}
 	hs_stat_add(HS_STAT_large_bytes, -(int64_t)hs_span_bytes(s));

@@ -69,12 +69,6 @@ bool hs_tc_activate(hs_tcache_t *tc)
 HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 {
 	hs_tc_list_t *l = &tc->lists[cls];
-	if (l->head) {
-		void *p = l->head;
-		l->head = *(void **)p;
-		l->length--;
-		return p;
-	}
 	int want = 1;
 	if (tc->state == HS_TC_ACTIVE) {
 		want = hs_classes[cls].batch;

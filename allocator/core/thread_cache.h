@@ -48,7 +48,7 @@ extern HS_TLS hs_tcache_t hs_tc;
 bool hs_tc_activate(hs_tcache_t *tc);
 
 /* Refill list cls from the central list and pop one object; NULL on
- * ENOMEM.  Called when the list is empty. */
+ * ENOMEM.  Called only when the list is empty. */
 void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
 
 /* Free list cls overflowed (length > max_length): give a batch back.  A

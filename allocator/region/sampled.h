@@ -69,9 +69,8 @@ void hs_pages_free(uint32_t page);
  * (malloc_trim).  Returns the cached pages released. */
 uint64_t hs_pages_trim(void);
 
-/* Pages in use by live samples / kept committed in the cache / handed out
- * from the cache since start. */
-uint64_t hs_pages_in_use(void);
+/* Pages kept committed in the cache / handed out from the cache since
+ * start. */
 uint64_t hs_pages_cached(void);
 uint64_t hs_pages_recycled(void);
 

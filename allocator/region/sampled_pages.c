@@ -556,11 +556,6 @@ uint64_t hs_pages_trim(void)
 	return released;
 }
 
-uint64_t hs_pages_in_use(void)
-{
-	return in_use;
-}
-
 uint64_t hs_pages_cached(void)
 {
 	return warm_pages;
