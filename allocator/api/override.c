@@ -23,6 +23,7 @@
 #include "base/stats.h"
 #include "core/alloc.h"
 #include "core/core.h"
+#include "core/free.h"
 #include "core/init.h"
 #include "core/page_heap.h"
 #include "core/pagemap.h"

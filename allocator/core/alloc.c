@@ -12,8 +12,10 @@
 #include "base/stats.h"
 #include "core/alloc.h"
 #include "core/core.h"
+#include "core/free.h"
 #include "core/init.h"
 #include "core/page_heap.h"
+#include "core/pagemap.h"
 
 /* Large request: a whole span of ceil(n / 8 KiB) pages, aligned to align
  * bytes when align > one heapscope page. */

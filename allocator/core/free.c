@@ -9,8 +9,8 @@
  */
 #include "base/log.h"
 #include "base/stats.h"
-#include "core/alloc.h"
 #include "core/core.h"
+#include "core/free.h"
 #include "core/page_heap.h"
 
 static int warned_foreign;
@@ -40,17 +40,7 @@ HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s)
 
 void hs_free_unsampled(void *p)
 {
-	hs_span_t *s = hs_pagemap_lookup(p);
-	unsigned cls;
-	if (!s || !(cls = s->size_class)) {
-		hs_free_slow(p, s);
-		return;
-	}
-	hs_tc_list_t *l = &hs_tc.lists[cls];
-	*(void **)p = l->head;
-	l->head = p;
-	if (++l->length > l->max_length)
-		hs_tc_overflow(&hs_tc, cls);
+	hs_free_core(p);
 }
 
 size_t hs_usable_size(const void *p)

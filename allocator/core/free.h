@@ -1,40 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/core/alloc.h - the allocation and free fast paths (inline, used by
- * override.c's exported entry points) and the out-of-line slow paths
- * they call (alloc.c, free.c).
- *
- * malloc fast path: sampler subtraction, size -> class table lookup,
- * thread-cache pop.  free fast path: sampled-region compare, pagemap
- * lookup, thread-cache push.  Everything else is out of line.
+ * allocator/core/free.h - the free fast path (inline, used by override.c's
+ * exported entry points and by realloc) and the out-of-line paths it
+ * hands off to (free.c).
  */
-#ifndef HS_ALLOC_H
-#define HS_ALLOC_H
+#ifndef HS_FREE_H
+#define HS_FREE_H
 
 #include <stddef.h>
 
 #include "base/hs_common.h"
 #include "core/pagemap.h"
-#include "core/size_class.h"
 #include "core/thread_cache.h"
 #include "sampling.h"
-
-/* ---- alloc.c ---- */
-
-/* The sampler said "maybe sample" for (n, align): asks the sampling side,
- * serves the request unsampled when it declines.  NULL with errno ENOMEM
- * on failure (so malloc can tail-call it). */
-void *hs_alloc_sample_slow(size_t n, size_t align) HS_NOINLINE;
-/* Everything the malloc fast path does not handle, without the sampler:
- * first use, empty thread-cache list, large sizes.  NULL with errno
- * ENOMEM on failure. */
-void *hs_alloc_slow(size_t n) HS_NOINLINE;
-/* Allocation with an alignment (power of two), sampler included.  NULL on
- * ENOMEM. */
-void *hs_alloc_aligned(size_t n, size_t align);
-/* realloc / calloc semantics (errno set to ENOMEM on failure). */
-void *hs_realloc(void *p, size_t n);
-void *hs_calloc(size_t count, size_t size);
 
 /* ---- free.c ---- */
 
@@ -43,31 +21,19 @@ void hs_free_slow(void *p, hs_span_t *s) HS_NOINLINE;
 /* Usable size of any pointer; 0 for NULL or foreign pointers. */
 size_t hs_usable_size(const void *p);
 
-/* malloc(n) minus errno: NULL on ENOMEM. */
-static inline void *hs_malloc_inline(size_t n)
+/*
+ * The core's free of p, not in the sampled region: pagemap lookup, then
+ * a push on the thread cache's list of p's class.  It hands off:
+ *  - p NULL, foreign (no span: the pagemap's empty nodes read NULL, no
+ *    test on the way), or a large block (class 0): hs_free_slow;
+ *  - the list now longer than its max_length: hs_tc_overflow gives a
+ *    batch back.  This also catches a thread's first call being a free
+ *    (the static empty cache has max_length 0) and a thread that is
+ *    exiting (its lists' max_length is 0 again).
+ * It assumes p is not in the sampled region (hs_free_inline tests that).
+ */
+static inline void hs_free_core(void *p)
 {
-	hs_tcache_t *tc = &hs_tc;
-	if (HS_UNLIKELY(!hs_sampler_try_fast(&tc->sampler, n)))
-		return hs_alloc_sample_slow(n, 0);
-	if (HS_LIKELY(n <= HS_MAX_SMALL_SIZE)) {
-		hs_tc_list_t *l = &tc->lists[hs_size_to_class(n)];
-		void *p = l->head;
-		if (HS_LIKELY(p != NULL)) {
-			l->head = *(void **)p;
-			l->length--;
-			return p;
-		}
-	}
-	return hs_alloc_slow(n);
-}
-
-/* free(p) with an optional size hint (0 = unknown). */
-static inline void hs_free_inline(void *p, size_t size_hint)
-{
-	if (HS_UNLIKELY(hs_is_sampled(p))) {
-		hs_sampled_free(p, size_hint);
-		return;
-	}
 	hs_span_t *s = hs_pagemap_lookup(p); /* NULL for p == NULL */
 	unsigned cls;
 	if (HS_UNLIKELY(!s || !(cls = s->size_class))) {
@@ -81,4 +47,23 @@ static inline void hs_free_inline(void *p, size_t size_hint)
 		hs_tc_overflow(&hs_tc, cls);
 }
 
-#endif /* HS_ALLOC_H */
+/*
+ * free(p) with an optional size hint (0 = unknown).  The fast path: one
+ * compare for the sampled region, then hs_free_core.  It hands off:
+ *  - p in the sampled region (a sample, or a large block the region
+ *    serves): hs_sampled_free, with the hint, which checks sized frees
+ *    of samples;
+ *  - everything hs_free_core hands off.
+ * Before sampling is set up the region is empty (size 0): no pointer is
+ * in it.
+ */
+static inline void hs_free_inline(void *p, size_t size_hint)
+{
+	if (HS_UNLIKELY(hs_is_sampled(p))) {
+		hs_sampled_free(p, size_hint);
+		return;
+	}
+	hs_free_core(p);
+}
+
+#endif /* HS_FREE_H */
