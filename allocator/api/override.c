@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/api/override.c - every symbol libheapscope exports: the C malloc
- * API (glibc contracts), malloc_trim/mallinfo2, and the C++ operators
- * new/delete as C functions under their Itanium-mangled names, so the
- * library needs no libstdc++ and preloads into C programs.
+ * allocator/api/override.c - the allocation entry points libheapscope
+ * exports: the C malloc API (glibc contracts), malloc_trim, and the C++
+ * operators new/delete as C functions under their Itanium-mangled names,
+ * so the library needs no libstdc++ and preloads into C programs.
+ * (mallinfo / mallinfo2 are with the other statistics readers,
+ * api/stats_api.c.)
  *
  * operator new failure: the C++ contract is "call the new-handler, retry,
  * throw std::bad_alloc when there is none".  We cannot name those from C,
@@ -20,7 +22,6 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "base/stats.h"
 #include "core/alloc.h"
 #include "core/core.h"
 #include "core/free.h"
@@ -165,36 +166,6 @@ HS_EXPORT int malloc_trim(size_t pad)
 	done += hs_pagemap_trim();
 	hs_page_heap_unlock();
 	return (done + hs_span_trim()) > 0;
-}
-
-HS_EXPORT struct mallinfo2 mallinfo2(void)
-{
-	struct mallinfo2 mi;
-	hs_stats_mallinfo2(&mi);
-	return mi;
-}
-
-static int clamp_int(size_t v)
-{
-	return v > INT32_MAX ? INT32_MAX : (int)v;
-}
-
-HS_EXPORT struct mallinfo mallinfo(void)
-{
-	struct mallinfo2 m2;
-	struct mallinfo m;
-	hs_stats_mallinfo2(&m2);
-	m.arena = clamp_int(m2.arena);
-	m.ordblks = clamp_int(m2.ordblks);
-	m.smblks = clamp_int(m2.smblks);
-	m.hblks = clamp_int(m2.hblks);
-	m.hblkhd = clamp_int(m2.hblkhd);
-	m.usmblks = clamp_int(m2.usmblks);
-	m.fsmblks = clamp_int(m2.fsmblks);
-	m.uordblks = clamp_int(m2.uordblks);
-	m.fordblks = clamp_int(m2.fordblks);
-	m.keepcost = clamp_int(m2.keepcost);
-	return m;
 }
 
 /* ---- C++ operators ---- */

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * allocator/api/profile_api.c - the in-process profile API of heapscope.h:
- * heap profile snapshots, the allocator statistics getter, and
- * HEAPSCOPE_PROFILE_AT_EXIT.
+ * heap profile snapshots and HEAPSCOPE_PROFILE_AT_EXIT.
  *
  * These functions are called by the application (or at exit), never from
  * inside malloc.  Snapshot arrays come straight from mmap, so taking a
@@ -17,9 +16,6 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/options.h"
-#include "base/stats.h"
-#include "core/size_class.h"
-#include "core/thread_cache.h"
 #include "sampling/profile.h"
 
 #define MAX_PATH 4096
@@ -83,45 +79,6 @@ HS_EXPORT int heapscope_heap_profile_write(int fd, int fmt)
 	r = heapscope_profile_write(p, fd, fmt);
 	heapscope_profile_free(p);
 	return r;
-}
-
-static uint64_t nonneg(int64_t v)
-{
-	return v > 0 ? (uint64_t)v : 0;
-}
-
-HS_EXPORT int heapscope_get_allocator_stats(struct heapscope_allocator_stats *out,
-					    size_t size)
-{
-	struct heapscope_allocator_stats st = { 0 };
-	struct heapscope_sampling_stats ss;
-	uint64_t small, central, tc = 0;
-
-	if (!out)
-		return -EINVAL;
-	small = nonneg(hs_stat_get(HS_STAT_small_span_bytes));
-	central = nonneg(hs_stat_get(HS_STAT_central_free_bytes));
-	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
-		tc += (uint64_t)hs_tc.lists[c].length * hs_classes[c].size;
-	st.large_bytes = nonneg(hs_stat_get(HS_STAT_large_bytes)) +
-			 nonneg(hs_stat_get(HS_STAT_region_large_bytes));
-	st.in_use_bytes = (small > central ? small - central : 0) + st.large_bytes;
-	st.thread_cache_bytes = tc;
-	st.central_free_bytes = central;
-	st.pageheap_free_bytes = nonneg(hs_stat_get(HS_STAT_pageheap_free_bytes));
-	st.pageheap_released_bytes =
-		nonneg(hs_stat_get(HS_STAT_pageheap_released_bytes));
-	st.released_total_bytes = nonneg(hs_stat_get(HS_STAT_released_total_bytes));
-	st.system_bytes = nonneg(hs_stat_get(HS_STAT_system_bytes));
-	st.metadata_bytes = nonneg(hs_stat_get(HS_STAT_meta_bytes));
-	heapscope_get_sampling_stats(&ss, sizeof(ss));
-	st.sampled_pages_bytes = ss.pages_bytes;
-	st.sampled_proxy_bytes = ss.proxy_bytes;
-	st.sampled_record_bytes = ss.record_bytes;
-	st.sampled_inuse_estimate = ss.inuse_estimate;
-	st.sampled_fragmentation_estimate = ss.fragmentation_estimate;
-	memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
-	return 0;
 }
 
 /* ---- HEAPSCOPE_PROFILE_AT_EXIT=PATH ---- */

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/base/stats.c - the statistics array, its dump, and the mapping to
- * glibc's struct mallinfo2.
+ * allocator/base/stats.c - the statistics array, its dump, and the heap's
+ * derived figures (stats.h), the one place they are computed.
  */
-#include <malloc.h>
-
 #include "base/log.h"
 #include "base/stats.h"
 
@@ -23,44 +21,31 @@ void hs_stats_print(void)
 		       (long)hs_stat_get((enum hs_stat_id)i));
 }
 
-static size_t nonneg(int64_t v)
+static uint64_t nonneg(enum hs_stat_id id)
 {
-	return v > 0 ? (size_t)v : 0;
+	int64_t v = hs_stat_get(id);
+
+	return v > 0 ? (uint64_t)v : 0;
 }
 
-/*
- * mallinfo2 as heapscope sees it (bytes):
- *   arena    heap memory obtained from the OS and not given back
- *            (page heap: reserved minus released; plus the large blocks
- *            in the sampled region)
- *   ordblks  free spans in the page heap
- *   hblks    large allocations in use (page-heap spans, and blocks in
- *            the sampled region: unsampled ones and samples without a
- *            proxy); hblkhd their bytes
- *   uordblks bytes in use: small spans minus central free objects, plus
- *            large allocations (objects cached by threads count as used)
- *   fordblks free bytes: committed free spans + central free objects
- *   keepcost bytes released to the OS and still reserved
- *   smblks, usmblks, fsmblks: 0
- */
-void hs_stats_mallinfo2(struct mallinfo2 *mi)
+void hs_stats_heap(struct hs_heap_figures *f)
 {
-	size_t system = nonneg(hs_stat_get(HS_STAT_system_bytes));
-	size_t released = nonneg(hs_stat_get(HS_STAT_pageheap_released_bytes));
-	size_t small = nonneg(hs_stat_get(HS_STAT_small_span_bytes));
-	size_t central = nonneg(hs_stat_get(HS_STAT_central_free_bytes));
-	/* large allocations: page-heap spans and blocks in the region */
-	size_t large = nonneg(hs_stat_get(HS_STAT_large_bytes)) +
-		       nonneg(hs_stat_get(HS_STAT_region_large_bytes));
-	size_t pfree = nonneg(hs_stat_get(HS_STAT_pageheap_free_bytes));
-	*mi = (struct mallinfo2){0};
-	mi->arena = (system > released ? system - released : 0) +
-		    nonneg(hs_stat_get(HS_STAT_region_large_bytes));
-	mi->ordblks = nonneg(hs_stat_get(HS_STAT_pageheap_free_count));
-	mi->hblks = nonneg(hs_stat_get(HS_STAT_large_count)) +
-		    nonneg(hs_stat_get(HS_STAT_region_large_count));
-	mi->hblkhd = large;
-	mi->uordblks = (small > central ? small - central : 0) + large;
-	mi->fordblks = pfree + central;
-	mi->keepcost = released;
+	uint64_t system = nonneg(HS_STAT_system_bytes);
+	uint64_t released = nonneg(HS_STAT_pageheap_released_bytes);
+	uint64_t small = nonneg(HS_STAT_small_span_bytes);
+	uint64_t central = nonneg(HS_STAT_central_free_bytes);
+
+	f->large = nonneg(HS_STAT_large_bytes);
+	f->large_count = nonneg(HS_STAT_large_count);
+	f->in_use = (small > central ? small - central : 0) + f->large;
+	f->arena = (system > released ? system - released : 0) +
+		   nonneg(HS_STAT_region_large_bytes);
+	f->pageheap_free = nonneg(HS_STAT_pageheap_free_bytes);
+	f->pageheap_released = released;
+	f->central_free = central;
+	f->free = f->pageheap_free + central;
+	f->free_spans = nonneg(HS_STAT_pageheap_free_count);
+	f->released_total = nonneg(HS_STAT_released_total_bytes);
+	f->system = system;
+	f->meta = nonneg(HS_STAT_meta_bytes);
 }

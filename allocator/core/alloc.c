@@ -1,41 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/core/alloc.c - allocation slow paths: first use of a thread,
- * thread-cache refill, large (whole-span) requests, aligned requests,
- * and the unsampled entry the sampling side uses (hs_alloc_unsampled).
- * Also calloc and realloc, which build on the malloc path.
+ * thread-cache refill, large requests (handed to core/large.c), aligned
+ * requests, and the unsampled entry the sampling side uses
+ * (hs_alloc_unsampled).  Also calloc and realloc, which build on the
+ * malloc path.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "base/log.h"
-#include "base/stats.h"
 #include "core/alloc.h"
 #include "core/core.h"
 #include "core/free.h"
 #include "core/init.h"
-#include "core/page_heap.h"
+#include "core/large.h"
 #include "core/pagemap.h"
-
-/* Large request: a whole span of ceil(n / 8 KiB) pages, aligned to align
- * bytes when align > one heapscope page. */
-static void *alloc_large(size_t n, size_t align)
-{
-	if (n > ((size_t)1 << 46))
-		return NULL;
-	if (!hs_init_global())
-		return NULL;
-	size_t pages = (n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
-	if (pages == 0)
-		pages = 1;
-	size_t align_pages = align > HS_PAGE_SIZE ? align >> HS_PAGE_SHIFT : 1;
-	hs_span_t *s = hs_page_heap_alloc(pages, align_pages);
-	if (!s)
-		return NULL;
-	hs_stat_add(HS_STAT_large_bytes, (int64_t)hs_span_bytes(s));
-	hs_stat_add(HS_STAT_large_count, 1);
-	return hs_span_addr(s);
-}
 
 /* Small request of class cls from the calling thread's cache. */
 static void *alloc_small(unsigned cls)
@@ -51,15 +31,6 @@ static void *alloc_small(unsigned cls)
 	return hs_tc_refill(tc, cls);
 }
 
-/* Large request with at most page alignment: in the region, where the
- * sampled large blocks are (one pool of pages, sampled.c), else (region
- * not set up or full, or over 64 MiB) a span of the page heap. */
-static void *alloc_large_region(size_t n)
-{
-	void *p = hs_region_alloc(n);
-	return p ? p : alloc_large(n, 0);
-}
-
 /* Allocation without the sampler.  align: 0 or a power of two. */
 static void *alloc_unsampled(size_t n, size_t align)
 {
@@ -68,16 +39,16 @@ static void *alloc_unsampled(size_t n, size_t align)
 	if (align <= HS_MIN_ALIGN) {
 		if (n <= HS_MAX_SMALL_SIZE)
 			return alloc_small(hs_size_to_class(n));
-		return alloc_large_region(n);
+		return hs_large_alloc(n);
 	}
 	if (align <= HS_PAGE_SIZE) {
 		unsigned cls = hs_size_class_aligned(n, align);
 		if (cls)
 			return alloc_small(cls);
 		if (n > HS_MAX_SMALL_SIZE)
-			return alloc_large_region(n);
+			return hs_large_alloc(n);
 	}
-	return alloc_large(n, align);
+	return hs_large_alloc_span(n, align);
 }
 
 void *hs_alloc_unsampled(size_t size, size_t align)
@@ -95,7 +66,7 @@ size_t hs_alloc_size_for(size_t size, size_t align)
 		if (cls)
 			return hs_classes[cls].size;
 	}
-	if (size > ((size_t)1 << 46))
+	if (size > HS_LARGE_MAX)
 		return 0;
 	size_t pages = (size + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
 	return (pages ? pages : 1) << HS_PAGE_SHIFT;
@@ -151,18 +122,6 @@ void *hs_calloc(size_t count, size_t size)
 	}
 	memset(p, 0, n);
 	return p;
-}
-
-/* Extends large span s in place to hold n bytes; false if the pages
- * after it are not free. */
-static bool grow_large(hs_span_t *s, size_t n)
-{
-	size_t before = hs_span_bytes(s);
-	size_t pages = (n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
-	if (!hs_page_heap_try_grow(s, pages))
-		return false;
-	hs_stat_add(HS_STAT_large_bytes, (int64_t)(hs_span_bytes(s) - before));
-	return true;
 }
 
 void *hs_realloc(void *p, size_t n)
@@ -233,8 +192,8 @@ void *hs_realloc(void *p, size_t n)
 			if (n > HS_MAX_SMALL_SIZE && n <= old && n >= old / 2)
 				return p;
 			/* grow in place into a free neighbour (no copy) */
-			if (n > old && n <= ((size_t)1 << 46) &&
-			    grow_large(s, n))
+			if (n > old && n <= HS_LARGE_MAX &&
+			    hs_large_grow(s, n))
 				return p;
 		}
 	}

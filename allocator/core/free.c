@@ -11,7 +11,7 @@
 #include "base/stats.h"
 #include "core/core.h"
 #include "core/free.h"
-#include "core/page_heap.h"
+#include "core/large.h"
 
 static int warned_foreign;
 
@@ -33,9 +33,7 @@ HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s)
 		foreign_free(p);
 		return;
 	}
-	hs_stat_add(HS_STAT_large_bytes, -(int64_t)hs_span_bytes(s));
-	hs_stat_add(HS_STAT_large_count, -1);
-	hs_page_heap_free(s);
+	hs_large_free(s);
 }
 
 void hs_free_unsampled(void *p)

@@ -385,7 +385,7 @@ static void release_policy_locked(void)
 		floor = 0;
 	if (free_bytes <= floor)
 		return;
-	int64_t in_use = hs_stat_get(HS_STAT_large_bytes) +
+	int64_t in_use = hs_stat_get(HS_STAT_pageheap_large_bytes) +
 			 hs_stat_get(HS_STAT_small_span_bytes);
 	int64_t cap = floor ? in_use * CAP_IN_USE_FACTOR : 0;
 	if (cap < floor)

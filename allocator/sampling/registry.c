@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/os.h"
+#include "base/stats.h"
 #include "sampling/registry.h"
 
 HS_EXPORT struct heapscope_registry heapscope_registry = {
@@ -86,6 +87,7 @@ uint32_t hs_registry_slot_alloc(void)
 	/* Readers only look below high_water; the slot's seq is still 0. */
 	__atomic_store_n(&REG->high_water, REG->high_water + 1,
 			 __ATOMIC_RELEASE);
+	hs_stat_add(HS_STAT_record_bytes, sizeof(struct heapscope_record));
 	return slot;
 }
 

@@ -73,10 +73,6 @@ uintptr_t hs_sampled_size;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int sampling_ready; /* hs_sampling_init has run (atomic) */
-static struct heapscope_sampling_stats stats; /* fields: atomics */
-
-#define STAT_ADD(f, v) __atomic_fetch_add(&stats.f, (uint64_t)(v), __ATOMIC_RELAXED)
-#define STAT_SUB(f, v) __atomic_fetch_sub(&stats.f, (uint64_t)(v), __ATOMIC_RELAXED)
 
 /* Counted in units of whole pages, rounded as the region does. */
 static inline uint64_t est(uint64_t w, uint64_t x, uint64_t r)
@@ -85,12 +81,11 @@ static inline uint64_t est(uint64_t w, uint64_t x, uint64_t r)
 }
 
 /* A block of the region counted as a large allocation (bytes) enters
- * (sign 1) or leaves (-1) the heap's figures; mallinfo2 and
- * heapscope_get_stats add them to the page heap's large spans. */
+ * (sign 1) or leaves (-1) the heap's figures: the region is the pool
+ * that serves it. */
 static void count_region_block(int64_t bytes, int sign)
 {
-	hs_stat_add(HS_STAT_region_large_bytes, sign * bytes);
-	hs_stat_add(HS_STAT_region_large_count, sign);
+	hs_stat_large(HS_POOL_REGION, sign * bytes, sign);
 }
 
 static void account(const struct heapscope_record *rec, int sign)
@@ -108,19 +103,19 @@ static void account(const struct heapscope_record *rec, int sign)
 	uint64_t proxy = rec->proxy ? rec->allocated : 0;
 
 	if (sign > 0) {
-		STAT_ADD(samples_total, 1);
-		STAT_ADD(live, 1);
-		STAT_ADD(pages_bytes, rec->span_bytes);
-		STAT_ADD(proxy_bytes, proxy);
-		STAT_ADD(inuse_estimate, inuse);
-		STAT_ADD(fragmentation_estimate, frag);
+		hs_stat_add(HS_STAT_samples_total, 1);
+		hs_stat_add(HS_STAT_live, 1);
+		hs_stat_add(HS_STAT_pages_bytes, (int64_t)rec->span_bytes);
+		hs_stat_add(HS_STAT_proxy_bytes, (int64_t)proxy);
+		hs_stat_add(HS_STAT_inuse_estimate, (int64_t)inuse);
+		hs_stat_add(HS_STAT_fragmentation_estimate, (int64_t)frag);
 	} else {
-		STAT_ADD(frees_total, 1);
-		STAT_SUB(live, 1);
-		STAT_SUB(pages_bytes, rec->span_bytes);
-		STAT_SUB(proxy_bytes, proxy);
-		STAT_SUB(inuse_estimate, inuse);
-		STAT_SUB(fragmentation_estimate, frag);
+		hs_stat_add(HS_STAT_frees_total, 1);
+		hs_stat_add(HS_STAT_live, -1);
+		hs_stat_add(HS_STAT_pages_bytes, -(int64_t)rec->span_bytes);
+		hs_stat_add(HS_STAT_proxy_bytes, -(int64_t)proxy);
+		hs_stat_add(HS_STAT_inuse_estimate, -(int64_t)inuse);
+		hs_stat_add(HS_STAT_fragmentation_estimate, -(int64_t)frag);
 	}
 }
 
@@ -129,9 +124,9 @@ static void update_cache_stats(void)
 {
 	uint64_t cached = hs_pages_cached() << HS_PAGE_SHIFT;
 
-	__atomic_store_n(&stats.cached_bytes, cached, __ATOMIC_RELAXED);
-	__atomic_store_n(&stats.recycled_bytes_total,
-			 hs_pages_recycled() << HS_PAGE_SHIFT, __ATOMIC_RELAXED);
+	hs_stat_set(HS_STAT_cached_bytes, (int64_t)cached);
+	hs_stat_set(HS_STAT_recycled_bytes_total,
+		    (int64_t)(hs_pages_recycled() << HS_PAGE_SHIFT));
 	__atomic_store_n(&heapscope_registry.cached_bytes, cached,
 			 __ATOMIC_RELAXED);
 }
@@ -336,12 +331,12 @@ static void *sample_slow(hs_sampler_t *s, size_t requested, size_t align,
 		return NULL;
 	if (!__atomic_load_n(&hs_sampled_size, __ATOMIC_ACQUIRE) ||
 	    !hs_guard_enter()) {
-		STAT_ADD(dropped_total, 1);
+		hs_stat_add(HS_STAT_dropped_total, 1);
 		return NULL;
 	}
 	p = take_sample(requested, align, w, grow);
 	if (!p)
-		STAT_ADD(dropped_total, 1);
+		hs_stat_add(HS_STAT_dropped_total, 1);
 	hs_guard_leave();
 	return p;
 }
@@ -358,8 +353,8 @@ void *hs_sample_realloc_slow(hs_sampler_t *s, size_t requested, void *p)
 
 static void report_invalid(const void *p, int guarded)
 {
-	uint64_t n = __atomic_add_fetch(&stats.invalid_frees_total, 1,
-					__ATOMIC_RELAXED);
+	uint64_t n = (uint64_t)__atomic_add_fetch(
+		&hs_stats[HS_STAT_invalid_frees_total], 1, __ATOMIC_RELAXED);
 
 	if (!guarded || n > MAX_INVALID_REPORTS)
 		return;
@@ -406,7 +401,7 @@ static void report_mismatch(const void *p, size_t given,
 	char line[160];
 	int n;
 
-	STAT_ADD(mismatched_frees_total, 1);
+	hs_stat_add(HS_STAT_mismatched_frees_total, 1);
 	if (HS_PROBE_ENABLED(mismatched_free))
 		HS_PROBE_MISMATCHED_FREE(p, given, m->requested, m->allocated,
 					 m->seq);
@@ -506,7 +501,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 			depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
 		report_mismatch(p, size_hint, &mm, stack, depth);
 	} else if (mismatched) {
-		STAT_ADD(mismatched_frees_total, 1);
+		hs_stat_add(HS_STAT_mismatched_frees_total, 1);
 	}
 out:
 	if (guarded)
@@ -645,7 +640,7 @@ static int setup_region(void)
 	}
 	heapscope_registry.region_start = (uintptr_t)region;
 	heapscope_registry.region_size = size;
-	stats.region_bytes = size;
+	hs_stat_set(HS_STAT_region_bytes, (int64_t)size);
 	hs_sampled_start = (uintptr_t)region;
 	__atomic_store_n(&hs_sampled_size, size, __ATOMIC_RELEASE);
 	return 0;
@@ -706,24 +701,6 @@ HS_EXPORT int heapscope_collector_attached(void)
 	return heapscope_sample_alloc_semaphore != 0;
 }
 
-HS_EXPORT int heapscope_get_sampling_stats(struct heapscope_sampling_stats *out,
-					   size_t size)
-{
-	struct heapscope_sampling_stats st;
-	const uint64_t *src = (const uint64_t *)&stats;
-	uint64_t *dst = (uint64_t *)&st;
-
-	if (!out)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(st) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
-	st.record_bytes = __atomic_load_n(&heapscope_registry.high_water,
-					  __ATOMIC_RELAXED) *
-			  sizeof(struct heapscope_record);
-	memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
-	return 0;
-}
-
 void hs_sampled_lock(void)
 {
 	pthread_mutex_lock(&lock);
@@ -741,7 +718,7 @@ size_t hs_sampled_snapshot(struct heapscope_sample *out, size_t max,
 	uint64_t hw;
 
 	pthread_mutex_lock(&lock);
-	*live = __atomic_load_n(&stats.live, __ATOMIC_RELAXED);
+	*live = (uint64_t)hs_stat_get(HS_STAT_live);
 	if (*live > max) {
 		pthread_mutex_unlock(&lock);
 		return (size_t)-1;
