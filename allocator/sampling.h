@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/sampling.h - the boundary between the allocator core and the
- * sampling side (sampler.c, sampled.c, registry.c, unwind.c, probes).
+ * sampling side (sampling/: sampler, samples, registry, stacks, probes;
+ * region/: the sampled region its samples and large blocks live in).
  *
  * The core calls exactly these; the sampling side calls the core only
  * through allocator/internal.h (hs_alloc_unsampled & co., hs_os_*).
@@ -90,7 +91,7 @@ size_t hs_sampled_trim(void);
 size_t hs_sampled_usable_size(const void *p);
 
 /*
- * The region's large unsampled blocks (sampled.c).  hs_region_alloc: a
+ * The region's large unsampled blocks (region/blocks.c).  hs_region_alloc: a
  * block of n bytes (HS_MAX_SMALL_SIZE < n <= HEAPSCOPE_REGION_BLOCK_MAX,
  * default 64 MiB, else NULL) on whole pages of the region, with no record
  * and no probe; NULL when the region is not set up or is full (the

@@ -6,7 +6,7 @@
  * These functions are called by the application (or at exit), never from
  * inside malloc.  Snapshot arrays come straight from mmap, so taking a
  * profile neither perturbs the heap it describes nor allocates while the
- * sampled lock is held.
+ * region lock is held.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/region/sampled.h - the page-run allocator of the sampled region
- * (sampled_pages.c), used by sampled.c.  Private to the sampling side.
+ * (sampled_pages.c), used by region.c, blocks.c and the sampling side.
  *
  * The region is one reservation of `npages` heapscope pages (8 KiB).
  * Every sampled allocation owns a run of whole pages; its first page is
@@ -9,8 +9,8 @@
  * region's pages, MAP_NORESERVE, touched lazily) maps the first page of a
  * run in use to its registry slot, so free and usable-size lookups are
  * O(1) and frees of interior, unknown or already freed pointers are
- * recognised.  All functions except hs_pages_init require the sampled
- * lock.
+ * recognised.  All functions except hs_pages_init require the region
+ * lock (region/region.h).
  */
 #ifndef HS_SAMPLED_H
 #define HS_SAMPLED_H
@@ -77,20 +77,5 @@ uint64_t hs_pages_recycled(void);
 /* Walk every structure and check its invariants (tests, debug).  Returns
  * 0 when valid, else a negative code naming the failed check. */
 int hs_pages_is_valid(void);
-
-/* Proxy span occupancy (fragmentation.c, abi.h heapscope_record_ext).
- * Reserve the extension array (0 or -ENOMEM); the others with the
- * sampled lock held: fill one slot from its published record, clear a
- * slot being released, refresh a few slots round robin (every live slot
- * about every 100 ms, at most 16 per call).  now: the
- * caller's CLOCK_MONOTONIC time in ns (read once per event), stored as
- * the slots' updated_ns. */
-int hs_frag_init(uint64_t capacity);
-void hs_frag_fill(uint32_t slot, uint64_t now);
-void hs_frag_clear(uint32_t slot);
-void hs_frag_refresh_some(uint64_t now);
-/* malloc_trim, sampled lock held: gives back the extension pages on which
- * every slot is unused (seq 0); returns the bytes given back. */
-size_t hs_frag_trim(void);
 
 #endif /* HS_SAMPLED_H */

@@ -7,13 +7,13 @@
  * The extension array runs parallel to the registry's records and is
  * published in the registry header (ext_records, ext_size), so a collector
  * reads it with process_vm_readv like the records.  Every function here
- * but the exported ones runs with the sampled lock held (sampled.c); the
+ * but the exported ones runs with the region lock held (region/region.h); the
  * proxy keeps its span in use, so reading the span's counters is safe
  * (they change under the size class's lock: the values are a snapshot).
  * Attribution maths: docs/profiles.md and collector/fragmentation.c.
  *
  * Only samples that hold a proxy (allocated size <= HEAPSCOPE_PROXY_MAX,
- * default 4096; sampled.c) get an extension; the others keep ext.seq 0,
+ * default 4096; sample.c) get an extension; the others keep ext.seq 0,
  * so collectors and heapscope_fragmentation_profile leave them out.
  */
 #include <errno.h>
@@ -26,7 +26,8 @@
 #include "core/span.h"
 #include "heapscope/abi.h"
 #include "heapscope/heapscope.h"
-#include "region/sampled.h"
+#include "region/region.h"
+#include "sampling/fragmentation.h"
 #include "sampling/profile.h"
 #include "sampling/registry.h"
 
@@ -145,9 +146,9 @@ HS_EXPORT int heapscope_fragmentation_refresh(void)
 {
 	if (!ext)
 		return -ENOSYS;
-	hs_sampled_lock();
+	hs_region_lock();
 	refresh(UINT64_MAX, hs_clock_ns());
-	hs_sampled_unlock();
+	hs_region_unlock();
 	return 0;
 }
 
@@ -167,7 +168,7 @@ heapscope_fragmentation_profile(struct heapscope_fragmentation_entry *out,
 	if (!ext)
 		return -ENOSYS;
 	memset(means, 0, sizeof(means));
-	hs_sampled_lock();
+	hs_region_lock();
 	refresh(UINT64_MAX, hs_clock_ns());
 	now = hs_clock_ns();
 	hw = __atomic_load_n(&heapscope_registry.high_water, __ATOMIC_RELAXED);
@@ -236,7 +237,7 @@ heapscope_fragmentation_profile(struct heapscope_fragmentation_entry *out,
 		o->depth = r->depth;
 		memcpy(o->stack, r->stack, r->depth * sizeof(r->stack[0]));
 	}
-	hs_sampled_unlock();
+	hs_region_unlock();
 	*n = k;
 	return k > max ? -ENOSPC : 0;
 }

@@ -7,8 +7,9 @@
  * probe sites test the semaphore first, so arguments (and the free-side
  * stack unwind) cost nothing while no collector is attached.
  *
- * sampled.c fires the heapscope probes and defines their semaphores;
- * probes_compat.c fires the compatible ones (below) and defines theirs.
+ * probes.c defines every semaphore and fires the compatible probes
+ * (below); the heapscope probes fire inline where samples are taken and
+ * retired.
  */
 #ifndef HS_PROBES_H
 #define HS_PROBES_H
@@ -67,7 +68,7 @@ extern volatile unsigned short heapscope_mismatched_free_semaphore;
  * written for them can read heapscope (issue 5, item 7): otel_memory and
  * ddheap, alloc(ptr, size, weight) and free(ptr), defined in
  * include/heapscope/abi.h ("Compatible probes") and fired by
- * probes_compat.c.  Called at the same points as sample_alloc /
+ * probes.c.  Called at the same points as sample_alloc /
  * sample_free: allocations outside the sampled lock, frees before the
  * pages can be reused.  Each costs one test of two semaphores while no
  * tool is attached.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/sampling/profile.h - internals of the in-process profile API
- * (session.c, profile_api.c, profile_write.c) and the hooks sampled.c
+ * (session.c, profile_api.c, profile_write.c) and the hooks the sampling side
  * calls on the sampled path.  Private to the sampling side.
  */
 #ifndef HS_PROFILE_H
@@ -24,7 +24,7 @@ extern int hs_lifetime_sessions_active;
 void hs_sample_from_record(struct heapscope_sample *s,
 			   const struct heapscope_record *rec);
 
-/* Hooks, called by sampled.c with the sampled lock held: a sample was
+/* Hooks, called with the region lock held (sample.c, sampled_free.c): a sample was
  * taken (every allocs session keeps it) / a sample is being freed (every
  * lifetime session that started before it was taken keeps it). */
 void hs_session_on_alloc(const struct heapscope_record *rec);
@@ -32,11 +32,7 @@ void hs_session_on_free(const struct heapscope_record *rec,
 			const uint64_t *stack, uint32_t depth, uint64_t t_ns,
 			uint32_t tid);
 
-/* sampled.c: the sampled-region lock, for session start/stop. */
-void hs_sampled_lock(void);
-void hs_sampled_unlock(void);
-
-/* sampled.c: copy every live sample into out[0..max) under the lock.
+/* sampling.c: copy every live sample into out[0..max) under the lock.
  * Returns the number copied, or (size_t)-1 when more than max are live
  * (then *live holds the count to retry with). */
 size_t hs_sampled_snapshot(struct heapscope_sample *out, size_t max,

@@ -4,7 +4,7 @@
  * allocations: header (the symbol `heapscope_registry`), the record array
  * in its own MAP_NORESERVE reservation, the slot free list, the seqlock.
  *
- * Consistency: writers (serialised by the sampled lock) make `generation`
+ * Consistency: writers (serialised by the region lock) make `generation`
  * odd, change records / counters, and make it even again (release).  A
  * record is written field by field with seq stored last (release); on
  * release seq is cleared first.  A reader that copies the array between

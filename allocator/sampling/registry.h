@@ -3,7 +3,7 @@
  * allocator/sampling/registry.h - the registry of live sampled allocations (layout
  * in include/heapscope/abi.h).  Private to the sampling side.
  *
- * Every writer holds the sampled region's lock (sampled.c), so writers
+ * Every writer holds the region lock (region/region.h), so writers
  * never race each other; the seqlock only protects readers (a collector
  * reading with process_vm_readv, tests reading in process).
  */

@@ -80,6 +80,16 @@ uint64_t hs_sampler_initial_state(uint64_t seed, uint64_t index);
 uint64_t hs_sampler_seeded_count(void);
 
 /*
+ * The estimate a sample stands for: x * W / (r + 1) rounded down, for x
+ * = a (allocated bytes), r (requested bytes) or a - r (internal
+ * fragmentation), without overflow (DESIGN.md section 1).  Pure.
+ */
+static inline uint64_t hs_sampler_estimate(uint64_t w, uint64_t x, uint64_t r)
+{
+	return (uint64_t)((unsigned __int128)w * x / ((unsigned __int128)r + 1));
+}
+
+/*
  * The maths of the slow path, called after hs_sampler_try_fast() returned
  * false for `requested` bytes.  On first use (s->rng == 0) it seeds the
  * PRNG, draws a counter and applies this request to it (TCMalloc's

@@ -5,16 +5,17 @@
  *
  * A session owns a fixed buffer of struct heapscope_sample taken from mmap
  * when it starts (MAP_NORESERVE, touched as it fills), so the hooks that
- * run on the sampled path under the sampled lock never allocate.  Active
+ * run on the sampled path under the region lock never allocate.  Active
  * sessions sit in a small table walked on every sampled alloc (allocs
  * sessions) or sampled free (lifetime sessions); the table is only
- * changed with the sampled lock held, so the hooks see it consistently.
+ * changed with the region lock held, so the hooks see it consistently.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/os.h"
+#include "region/region.h"
 #include "sampling/profile.h"
 #include "sampling/registry.h"
 
@@ -181,7 +182,7 @@ static heapscope_session_t start(uint32_t kind, size_t max_samples)
 	if (!p)
 		return -ENOMEM;
 	p->start_ns = hs_clock_ns();
-	hs_sampled_lock();
+	hs_region_lock();
 	for (int i = 0; i < NSESSIONS; i++) {
 		if (sessions[i].kind)
 			continue;
@@ -196,7 +197,7 @@ static heapscope_session_t start(uint32_t kind, size_t max_samples)
 		h = i + 1;
 		break;
 	}
-	hs_sampled_unlock();
+	hs_region_unlock();
 	if (h < 0)
 		heapscope_profile_free(p);
 	return h;
@@ -212,13 +213,13 @@ static int stop(heapscope_session_t h, uint32_t kind,
 
 	if (!out || h < 1 || h > NSESSIONS)
 		return -EINVAL;
-	hs_sampled_lock();
+	hs_region_lock();
 	if (sessions[h - 1].kind == kind) {
 		p = sessions[h - 1].prof;
 		sessions[h - 1] = (struct session){ 0 };
 		__atomic_fetch_sub(active, 1, __ATOMIC_RELEASE);
 	}
-	hs_sampled_unlock();
+	hs_region_unlock();
 	if (!p)
 		return -EINVAL;
 	p->end_ns = hs_clock_ns();

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/sampling/probes_compat.c - the allocation probes of other providers that
- * libheapscope also fires, so that collectors written for them read
- * heapscope's samples too (issue 5, item 7; definition and sources in
+ * allocator/sampling/probes.c - the USDT semaphores of every probe
+ * (exported, section .probes: tools find them by name), and the
+ * allocation probes of other providers that libheapscope also fires, so
+ * that collectors written for them read heapscope's samples too (issue 5, item 7; definition and sources in
  * include/heapscope/abi.h, "Compatible probes"):
  *
  *   otel_memory:alloc(ptr, size, weight)   otel_memory:free(ptr)
  *   ddheap:alloc(ptr, size, weight)        ddheap:free(ptr)
  *
- * Each probe has its own USDT semaphore (section .probes, exported like
- * the heapscope_* ones in sampled.c); the callers in probes.h test them
+ * Each probe has its own USDT semaphore; the callers in probes.h test them
  * before calling here, so nothing is computed while no tool is attached.
+ * The heapscope:* probes themselves fire inline (probes.h) where samples
+ * are taken and retired (sample.c, sampled_free.c, sampling.c).
  *
  * Argument locations: the OpenTelemetry eBPF profiler's first memory
  * profiling version reads the three arguments from the registers of the
@@ -32,6 +34,15 @@
 #include <stdint.h>
 
 #include "sampling/probes.h"
+
+HS_EXPORT volatile unsigned short heapscope_sample_alloc_semaphore
+	__attribute__((section(".probes")));
+HS_EXPORT volatile unsigned short heapscope_sample_free_semaphore
+	__attribute__((section(".probes")));
+HS_EXPORT volatile unsigned short heapscope_rate_change_semaphore
+	__attribute__((section(".probes")));
+HS_EXPORT volatile unsigned short heapscope_mismatched_free_semaphore
+	__attribute__((section(".probes")));
 
 HS_EXPORT volatile unsigned short otel_memory_alloc_semaphore
 	__attribute__((section(".probes")));

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/sampling/fragmentation.h - the fragmentation records: the
+ * span occupancy behind small samples' proxies (fragmentation.c,
+ * include/heapscope/abi.h struct heapscope_record_ext).  Private to the
+ * sampling side.
+ */
+#ifndef HS_FRAGMENTATION_H
+#define HS_FRAGMENTATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reserve the extension array (0 or -ENOMEM); the others with the region
+ * lock held: fill one slot from its published record, clear a slot being
+ * released, refresh a few slots round robin (every live slot about every
+ * 100 ms, at most 16 per call).  now: the caller's CLOCK_MONOTONIC time
+ * in ns (read once per event), stored as the slots' updated_ns. */
+int hs_frag_init(uint64_t capacity);
+void hs_frag_fill(uint32_t slot, uint64_t now);
+void hs_frag_clear(uint32_t slot);
+void hs_frag_refresh_some(uint64_t now);
+/* malloc_trim, region lock held: gives back the extension pages on which
+ * every slot is unused (seq 0); returns the bytes given back. */
+size_t hs_frag_trim(void);
+
+#endif /* HS_FRAGMENTATION_H */
