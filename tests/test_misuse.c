@@ -27,7 +27,7 @@
 
 #include "core/central_freelist.h"
 #include "core/page_heap.h"
-#include "region/sampled.h"
+#include "region/pages.h"
 #include "sampling.h"
 #include <heapscope/heapscope.h>
 

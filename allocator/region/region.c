@@ -5,7 +5,7 @@
  * The region is reserved once (256 GiB of address space, MAP_NORESERVE,
  * MADV_NOHUGEPAGE on the whole of it), so sampling never splits a VMA and
  * free recognises a pointer in it with one compare (hs_is_sampled).
- * Every block in it owns whole 8 KiB pages (region/sampled_pages.c) and
+ * Every block in it owns whole 8 KiB pages (region/pages.c) and
  * starts at its first page; freed pages stay committed in a bounded
  * cache and are reused first.  Two kinds of blocks share those pages:
  * samples (sampling/sample.c; their runs carry a registry slot) and the

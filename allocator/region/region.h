@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "base/hs_common.h"
-#include "region/sampled.h"
+#include "region/pages.h"
 
 /* Largest alignment a block of the region can have (the region's own). */
 #define HS_REGION_ALIGN ((size_t)1 << 30)

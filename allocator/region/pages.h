@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/region/sampled.h - the page-run allocator of the sampled region
- * (sampled_pages.c), used by region.c, blocks.c and the sampling side.
+ * allocator/region/pages.h - the page-run allocator of the sampled region
+ * (pages.c), used by region.c, blocks.c and the sampling side.
  *
  * The region is one reservation of `npages` heapscope pages (8 KiB).
  * Every sampled allocation owns a run of whole pages; its first page is
@@ -12,8 +12,8 @@
  * recognised.  All functions except hs_pages_init require the region
  * lock (region/region.h).
  */
-#ifndef HS_SAMPLED_H
-#define HS_SAMPLED_H
+#ifndef HS_PAGES_H
+#define HS_PAGES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,4 +78,4 @@ uint64_t hs_pages_recycled(void);
  * 0 when valid, else a negative code naming the failed check. */
 int hs_pages_is_valid(void);
 
-#endif /* HS_SAMPLED_H */
+#endif /* HS_PAGES_H */

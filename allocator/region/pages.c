@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/region/sampled_pages.c - runs of 8 KiB pages inside the sampled
+ * allocator/region/pages.c - runs of 8 KiB pages inside the sampled
  * region.
  *
  * Pages below `frontier` belong to runs that are in use (one per live
@@ -37,7 +37,7 @@
 
 #include "base/clock.h"
 #include "base/os.h"
-#include "region/sampled.h"
+#include "region/pages.h"
 
 enum { TAG_NONE = 0, TAG_USED, TAG_FREE_HEAD, TAG_FREE_TAIL };
 enum { COLD = 0, WARM = 1, NKINDS = 2 };
