@@ -31,7 +31,7 @@ uintptr_t hs_sampled_start;
 uintptr_t hs_sampled_size;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static void *reserved;          /* hs_region_reserve's result */
+static void *reserved; /* hs_region_reserve's result */
 static size_t reserved_size;
 static uint64_t *cached_mirror; /* see hs_region_start */
 
