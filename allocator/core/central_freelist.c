@@ -28,6 +28,7 @@
 #include "base/os.h"
 #include "base/stats.h"
 #include "core/central_freelist.h"
+#include "core/core.h"
 #include "core/page_heap.h"
 #include "core/pagemap.h"
 #include "core/span.h"
@@ -420,6 +421,20 @@ void hs_central_drain(void)
 		}
 	}
 	give_back_slots(ns);
+}
+
+bool hs_central_occupancy(const void *obj, struct hs_span_occupancy *o)
+{
+	const hs_span_t *s = hs_pagemap_lookup(obj);
+	unsigned cls = s ? __atomic_load_n(&s->size_class, __ATOMIC_RELAXED) : 0;
+
+	if (!s || !cls || cls >= HS_NUM_CLASSES)
+		return false;
+	o->start = (uint64_t)(uintptr_t)hs_span_addr(s);
+	o->bytes = hs_span_bytes(s);
+	o->live = __atomic_load_n(&s->allocated, __ATOMIC_RELAXED);
+	o->objects = hs_classes[cls].objects;
+	return true;
 }
 
 int hs_central_is_valid(void)

@@ -9,7 +9,9 @@
 #ifndef HS_CORE_H
 #define HS_CORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- alloc.c ---- */
 
@@ -24,5 +26,20 @@ size_t hs_alloc_size_for(size_t size, size_t align);
 
 /* Free a pointer from hs_alloc_unsampled or any non-sampled block. */
 void hs_free_unsampled(void *p);
+
+/* ---- central_freelist.c ---- */
+
+/* The span a small object lies in, as the fragmentation records see it:
+ * its address and bytes, objects out of it and objects it holds. */
+struct hs_span_occupancy {
+	uint64_t start, bytes;
+	uint32_t live, objects;
+};
+
+/* Fill *o for the span of small object obj (one the caller keeps
+ * allocated, so its span stays in use).  False when obj is not in a
+ * small-object span.  live is read without the class lock: a snapshot.
+ * Thread-safe. */
+bool hs_central_occupancy(const void *obj, struct hs_span_occupancy *o);
 
 #endif /* HS_CORE_H */

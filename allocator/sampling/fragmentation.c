@@ -1,34 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/sampling/fragmentation.c - the span occupancy behind small samples'
- * proxies (abi.h struct heapscope_record_ext), and the in-process
- * fragmentation profile (heapscope_fragmentation_profile in heapscope.h).
+ * allocator/sampling/fragmentation.c - the fragmentation records: the
+ * span occupancy behind small samples' proxies (abi.h struct
+ * heapscope_record_ext), kept fresh in the background.  The in-process
+ * profile built on them is api/fragmentation_api.c; the attribution
+ * formula, shared with the collector, is common/fragmentation.c.
  *
  * The extension array runs parallel to the registry's records and is
  * published in the registry header (ext_records, ext_size), so a collector
  * reads it with process_vm_readv like the records.  Every function here
- * but the exported ones runs with the region lock held (region/region.h); the
+ * but hs_frag_init runs with the region lock held (region/region.h); the
  * proxy keeps its span in use, so reading the span's counters is safe
- * (they change under the size class's lock: the values are a snapshot).
- * Attribution maths: docs/profiles.md and collector/fragmentation.c.
+ * (they change under the size class's lock: the values are a snapshot,
+ * core/core.h hs_central_occupancy).
  *
  * Only samples that hold a proxy (allocated size <= HEAPSCOPE_PROXY_MAX,
  * default 4096; sample.c) get an extension; the others keep ext.seq 0,
  * so collectors and heapscope_fragmentation_profile leave them out.
  */
 #include <errno.h>
-#include <string.h>
 
-#include "base/clock.h"
 #include "base/os.h"
-#include "core/pagemap.h"
-#include "core/size_class.h"
-#include "core/span.h"
+#include "core/core.h"
 #include "heapscope/abi.h"
-#include "heapscope/heapscope.h"
-#include "region/region.h"
 #include "sampling/fragmentation.h"
-#include "sampling/profile.h"
 #include "sampling/registry.h"
 
 /* Background refresh (hs_frag_refresh_some): every live slot about once
@@ -63,9 +58,8 @@ void hs_frag_fill(uint32_t slot, uint64_t now)
 {
 	const struct heapscope_record *rec;
 	struct heapscope_record_ext *e;
-	const hs_span_t *s;
+	struct hs_span_occupancy o;
 	uint64_t seq;
-	unsigned cls;
 
 	if (!ext || slot >= ext_capacity)
 		return;
@@ -77,15 +71,13 @@ void hs_frag_fill(uint32_t slot, uint64_t now)
 		__atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
 	if (!seq || !rec->proxy)
 		return;
-	s = hs_pagemap_lookup((const void *)(uintptr_t)rec->proxy);
-	cls = s ? __atomic_load_n(&s->size_class, __ATOMIC_RELAXED) : 0;
-	if (!s || !cls || cls >= HS_NUM_CLASSES)
+	if (!hs_central_occupancy((const void *)(uintptr_t)rec->proxy, &o))
 		return;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	e->proxy_span_start = (uint64_t)(uintptr_t)hs_span_addr(s);
-	e->proxy_span_bytes = hs_span_bytes(s);
-	e->proxy_span_live = __atomic_load_n(&s->allocated, __ATOMIC_RELAXED);
-	e->proxy_span_objects = hs_classes[cls].objects;
+	e->proxy_span_start = o.start;
+	e->proxy_span_bytes = o.bytes;
+	e->proxy_span_live = o.live;
+	e->proxy_span_objects = o.objects;
 	e->updated_ns = now;
 	__atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
 }
@@ -140,104 +132,12 @@ void hs_frag_refresh_some(uint64_t now)
 	refresh(n < REFRESH_PER_EVENT ? n : REFRESH_PER_EVENT, now);
 }
 
-/* ---- in-process API ---- */
-
-HS_EXPORT int heapscope_fragmentation_refresh(void)
+const struct heapscope_record_ext *hs_frag_records(void)
 {
-	if (!ext)
-		return -ENOSYS;
-	hs_region_lock();
-	refresh(UINT64_MAX, hs_clock_ns());
-	hs_region_unlock();
-	return 0;
+	return ext;
 }
 
-HS_EXPORT int
-heapscope_fragmentation_profile(struct heapscope_fragmentation_entry *out,
-				size_t max, size_t *n)
+void hs_frag_refresh_all(uint64_t now)
 {
-	struct cls_mean {
-		double cw, ctw;
-	} means[HS_NUM_CLASSES];
-	uint64_t hw, now;
-	size_t k = 0;
-
-	if (!n || (!out && max))
-		return -EINVAL;
-	*n = 0;
-	if (!ext)
-		return -ENOSYS;
-	memset(means, 0, sizeof(means));
-	hs_region_lock();
-	refresh(UINT64_MAX, hs_clock_ns());
-	now = hs_clock_ns();
-	hw = __atomic_load_n(&heapscope_registry.high_water, __ATOMIC_RELAXED);
-	/* pass 1: per size class, the mean age weighted by each sample's
-	 * proxy-method bytes, so the age-weighted total equals the proxy
-	 * total of the class (bytes are moved to older objects, not made) */
-	for (uint64_t i = 0; i < hw; i++) {
-		const struct heapscope_record *r =
-			hs_registry_record((uint32_t)i);
-		const struct heapscope_record_ext *e = &ext[i];
-		unsigned cls;
-		double c;
-
-		if (!r->seq || e->seq != r->seq || !e->proxy_span_live ||
-		    r->allocated > HS_MAX_SMALL_SIZE)
-			continue;
-		if ((uint64_t)e->proxy_span_live * r->allocated >
-		    e->proxy_span_bytes)
-			continue;
-		cls = hs_size_to_class(r->allocated);
-		c = (double)r->weight / ((double)r->requested + 1) *
-		    (double)(e->proxy_span_bytes -
-			     (uint64_t)e->proxy_span_live * r->allocated) /
-		    e->proxy_span_live;
-		means[cls].cw += c;
-		means[cls].ctw += c * (double)(now - r->time_ns);
-	}
-	/* pass 2: entries */
-	for (uint64_t i = 0; i < hw; i++) {
-		const struct heapscope_record *r =
-			hs_registry_record((uint32_t)i);
-		const struct heapscope_record_ext *e = &ext[i];
-		struct heapscope_fragmentation_entry *o;
-		double c, share, tc;
-		unsigned cls;
-
-		if (!r->seq || e->seq != r->seq || !e->proxy_span_live ||
-		    r->allocated > HS_MAX_SMALL_SIZE ||
-		    (uint64_t)e->proxy_span_live * r->allocated >
-			    e->proxy_span_bytes)
-			continue;
-		if (k >= max) {
-			k++;
-			continue;
-		}
-		cls = hs_size_to_class(r->allocated);
-		c = (double)r->weight / ((double)r->requested + 1);
-		share = (double)(e->proxy_span_bytes -
-				 (uint64_t)e->proxy_span_live * r->allocated) /
-			e->proxy_span_live;
-		tc = means[cls].cw > 0 ? means[cls].ctw / means[cls].cw : 0;
-		o = &out[k++];
-		o->seq = r->seq;
-		o->ptr = r->ptr;
-		o->requested = r->requested;
-		o->allocated = r->allocated;
-		o->weight = r->weight;
-		o->age_ns = now - r->time_ns;
-		o->span_bytes = e->proxy_span_bytes;
-		o->span_live = e->proxy_span_live;
-		o->span_objects = e->proxy_span_objects;
-		o->frag_bytes = c * share;
-		o->frag_age_bytes =
-			tc > 0 ? c * share * (double)(now - r->time_ns) / tc
-			       : 0;
-		o->depth = r->depth;
-		memcpy(o->stack, r->stack, r->depth * sizeof(r->stack[0]));
-	}
-	hs_region_unlock();
-	*n = k;
-	return k > max ? -ENOSPC : 0;
+	refresh(UINT64_MAX, now);
 }

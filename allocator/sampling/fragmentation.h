@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heapscope/abi.h"
+
 /* Reserve the extension array (0 or -ENOMEM); the others with the region
  * lock held: fill one slot from its published record, clear a slot being
  * released, refresh a few slots round robin (every live slot about every
@@ -23,5 +25,11 @@ void hs_frag_refresh_some(uint64_t now);
 /* malloc_trim, region lock held: gives back the extension pages on which
  * every slot is unused (seq 0); returns the bytes given back. */
 size_t hs_frag_trim(void);
+
+/* The extension array (parallel to the registry's records), or NULL
+ * when it could not be reserved.  Lock held to read a slot. */
+const struct heapscope_record_ext *hs_frag_records(void);
+/* Lock held: refresh every slot below the registry's high water. */
+void hs_frag_refresh_all(uint64_t now);
 
 #endif /* HS_FRAGMENTATION_H */
