@@ -168,7 +168,8 @@ void hs_options_scan(char *const *env, bool secure)
 			if ((secure && !o->secure) || !(v = match(e, o->name)))
 				continue;
 			if (parse_int(v, &n)) {
-				__atomic_store_n(&o->value, n, __ATOMIC_RELAXED);
+				__atomic_store_n(&o->value, n,
+						 __ATOMIC_RELAXED);
 			} else if (!o->warned) {
 				o->warned = true;
 				hs_log("heapscope: bad value %s for %s, keeping "

@@ -96,8 +96,8 @@
  *
  * Every struct here has fixed-width fields, explicit padding, and its size
  * pinned with HEAPSCOPE_STATIC_ASSERT.  The header compiles as C99, C11,
- * C++11, C++17 and C++20 (test: headers_c_cxx).  A collector must validate every value it
- * reads from a target: the target is not trusted.
+ * C++11, C++17 and C++20 (test: headers_c_cxx).  A collector must validate
+ * every value it reads from a target: the target is not trusted.
  */
 #ifndef HEAPSCOPE_ABI_H
 #define HEAPSCOPE_ABI_H
