@@ -118,9 +118,14 @@ static void write_at_exit(void)
  */
 __attribute__((constructor)) static void at_exit_init(void)
 {
-	const char *v = hs_option_string(HS_SOPT_PROFILE_AT_EXIT);
+	const char *v;
 	size_t n;
 
+	/* constructors run in no fixed order: scan now, the library
+	 * constructor's scan may not have run yet (ignored in
+	 * secure-execution mode: options.c) */
+	hs_options_init();
+	v = hs_option_string(HS_SOPT_PROFILE_AT_EXIT);
 	if (!v || !*v)
 		return;
 	n = strlen(v);

@@ -6,6 +6,7 @@
 #ifndef HS_OPTIONS_H
 #define HS_OPTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum hs_option {
@@ -23,13 +24,21 @@ typedef enum hs_str_option {
 	HS_SOPT_PROFILE_AT_EXIT, /* PATH: heap profile written at exit */
 	HS_SOPT_COUNT
 } hs_str_option_t;
-/* The option's value as found in environ now, or NULL.  Scans environ:
- * call from constructors / the API, not from inside malloc. */
+/* The value of a string option as the last scan found it in environ
+ * (a pointer into the environment, not a copy), or NULL when unset or
+ * ignored in secure-execution mode. */
 const char *hs_option_string(hs_str_option_t opt);
-/* Value of an option (parsed once from environ; K/M/G suffixes). */
+/* Value of an option (parsed by the last scan; K/M/G suffixes). */
 int64_t hs_option_get(hs_option_t opt);
-/* Re-read options from environ (called from the library constructor in
- * case the first malloc ran before environ was set). */
+/* Re-read options from environ, in secure-execution mode when
+ * getauxval(AT_SECURE) says so (called lazily by the first malloc, again
+ * from the library constructor in case that malloc ran before environ was
+ * set).  Not thread-safe against itself: start-up only. */
 void hs_options_init(void);
+/* The scan behind hs_options_init: options from env (NULL-terminated;
+ * NULL = none).  secure: secure-execution mode, where only the options
+ * whose table entry says so are read and every other one is reset to
+ * its default (options.c; docs/reliability.md).  Exposed for tests. */
+void hs_options_scan(char *const *env, bool secure);
 
 #endif /* HS_OPTIONS_H */
