@@ -81,6 +81,35 @@ HS_EXPORT int heapscope_heap_profile_write(int fd, int fmt)
 	return r;
 }
 
+HS_EXPORT void heapscope_profile_free(struct heapscope_profile *p)
+{
+	hs_profile_free(p);
+}
+
+/* ---- sessions (sampling/session.c) ---- */
+
+HS_EXPORT heapscope_session_t heapscope_allocs_start(size_t max_samples)
+{
+	return hs_session_start(HEAPSCOPE_PROFILE_ALLOCS, max_samples);
+}
+
+HS_EXPORT int heapscope_allocs_stop(heapscope_session_t h,
+				    struct heapscope_profile **out)
+{
+	return hs_session_stop(h, HEAPSCOPE_PROFILE_ALLOCS, out);
+}
+
+HS_EXPORT heapscope_session_t heapscope_lifetime_start(size_t max_samples)
+{
+	return hs_session_start(HEAPSCOPE_PROFILE_LIFETIME, max_samples);
+}
+
+HS_EXPORT int heapscope_lifetime_stop(heapscope_session_t h,
+				      struct heapscope_profile **out)
+{
+	return hs_session_stop(h, HEAPSCOPE_PROFILE_LIFETIME, out);
+}
+
 /* ---- HEAPSCOPE_PROFILE_AT_EXIT=PATH ---- */
 
 static char at_exit_path[MAX_PATH];

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * allocator/sampling/sampling.c - the sampling side's life cycle: start-up
- * (the registry, the region, the fragmentation records), fork, trim, the
- * sampling period, and the snapshot of the live samples.
+ * (the registry, the region, the fragmentation records), fork, trim and
+ * the sampling period.
  */
 #include <errno.h>
 
@@ -15,7 +15,6 @@
 #include "sampling/fragmentation.h"
 #include "sampling/hs_unwind.h"
 #include "sampling/probes.h"
-#include "sampling/profile.h"
 #include "sampling/registry.h"
 #include "sampling/sample.h"
 #include "sampling/sampler.h"
@@ -111,27 +110,4 @@ int hs_sampling_set_period(int64_t bytes)
 	if (HS_PROBE_ENABLED(rate_change))
 		HS_PROBE_RATE_CHANGE(bytes, old);
 	return 0;
-}
-
-size_t hs_sampled_snapshot(struct heapscope_sample *out, size_t max,
-			   uint64_t *live)
-{
-	size_t n = 0;
-	uint64_t hw;
-
-	hs_region_lock();
-	*live = (uint64_t)hs_stat_get(HS_STAT_live);
-	if (*live > max) {
-		hs_region_unlock();
-		return (size_t)-1;
-	}
-	hw = __atomic_load_n(&heapscope_registry.high_water, __ATOMIC_RELAXED);
-	for (uint64_t i = 0; i < hw && n < max; i++) {
-		const struct heapscope_record *rec = hs_registry_record((uint32_t)i);
-
-		if (rec->seq)
-			hs_sample_from_record(&out[n++], rec);
-	}
-	hs_region_unlock();
-	return n;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * allocator/sampling/session.c - allocation- and lifetime-profiling sessions
- * (TCMalloc's AllocationSampleList) and the profile objects they return.
+ * allocator/sampling/session.c - allocation- and lifetime-profiling
+ * sessions (TCMalloc's AllocationSampleList): their table and the hooks
+ * the sampled path calls.  The profile objects they fill are profile.c;
+ * the public functions are api/profile_api.c.
  *
  * A session owns a fixed buffer of struct heapscope_sample taken from mmap
  * when it starts (MAP_NORESERVE, touched as it fills), so the hooks that
@@ -14,10 +16,10 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "base/os.h"
 #include "region/region.h"
 #include "sampling/profile.h"
 #include "sampling/registry.h"
+#include "sampling/sampler.h"
 
 int hs_allocs_sessions_active;
 int hs_lifetime_sessions_active;
@@ -31,92 +33,6 @@ struct session {
 
 #define NSESSIONS (2 * HEAPSCOPE_MAX_SESSIONS)
 static struct session sessions[NSESSIONS];
-
-/* Mapping size of a profile box: the header page plus the samples. */
-struct profile_box {
-	size_t samples_bytes;
-	struct heapscope_profile p;
-};
-
-static uint64_t est(uint64_t w, uint64_t x, uint64_t r)
-{
-	return (uint64_t)((unsigned __int128)w * x / ((unsigned __int128)r + 1));
-}
-
-void hs_sample_from_record(struct heapscope_sample *s,
-			   const struct heapscope_record *rec)
-{
-	uint32_t depth = rec->depth < HEAPSCOPE_MAX_FRAMES ? rec->depth :
-							     HEAPSCOPE_MAX_FRAMES;
-
-	memset(s, 0, offsetof(struct heapscope_sample, stack));
-	s->ptr = rec->ptr;
-	s->requested = rec->requested;
-	s->allocated = rec->allocated;
-	s->alignment = rec->alignment;
-	s->weight = rec->weight;
-	s->count_estimate = (double)rec->weight / ((double)rec->requested + 1.0);
-	s->bytes_estimate = est(rec->weight, rec->allocated, rec->requested);
-	s->requested_estimate = est(rec->weight, rec->requested, rec->requested);
-	s->seq = rec->seq;
-	s->time_ns = rec->time_ns;
-	s->tid = rec->tid;
-	s->depth = depth;
-	memcpy(s->stack, rec->stack, depth * sizeof(s->stack[0]));
-	memset(&s->free_time_ns, 0,
-	       offsetof(struct heapscope_sample, free_stack) -
-		       offsetof(struct heapscope_sample, free_time_ns));
-}
-
-struct heapscope_profile *hs_profile_new(uint32_t kind, size_t cap)
-{
-	size_t bytes = (cap * sizeof(struct heapscope_sample) + 0xFFF) &
-		       ~(size_t)0xFFF;
-	struct profile_box *box = hs_os_reserve(4096, 4096);
-
-	if (!box)
-		return NULL;
-	if (bytes) {
-		box->p.samples = hs_os_reserve(bytes, 4096);
-		if (!box->p.samples) {
-			hs_os_unmap(box, 4096);
-			return NULL;
-		}
-	}
-	box->samples_bytes = bytes;
-	box->p.kind = kind;
-	return &box->p;
-}
-
-HS_EXPORT void heapscope_profile_free(struct heapscope_profile *p)
-{
-	struct profile_box *box;
-
-	if (!p)
-		return;
-	box = (struct profile_box *)((char *)p - offsetof(struct profile_box, p));
-	if (box->samples_bytes)
-		hs_os_unmap(p->samples, box->samples_bytes);
-	hs_os_unmap(box, 4096);
-}
-
-void hs_profile_sum(struct heapscope_profile *p)
-{
-	p->count_estimate = 0;
-	p->bytes_estimate = p->requested_estimate = 0;
-	p->fragmentation_estimate = 0;
-	for (size_t i = 0; i < p->count; i++) {
-		const struct heapscope_sample *s = &p->samples[i];
-
-		p->count_estimate += s->count_estimate;
-		p->bytes_estimate += s->bytes_estimate;
-		p->requested_estimate += s->requested_estimate;
-		if (s->allocated > s->requested)
-			p->fragmentation_estimate +=
-				est(s->weight, s->allocated - s->requested,
-				    s->requested);
-	}
-}
 
 /* Lock held. */
 static struct heapscope_sample *next_slot(struct session *ss)
@@ -166,7 +82,7 @@ void hs_session_on_free(const struct heapscope_record *rec,
 	}
 }
 
-static heapscope_session_t start(uint32_t kind, size_t max_samples)
+heapscope_session_t hs_session_start(uint32_t kind, size_t max_samples)
 {
 	struct heapscope_profile *p;
 	int *active = kind == HEAPSCOPE_PROFILE_ALLOCS ?
@@ -199,12 +115,12 @@ static heapscope_session_t start(uint32_t kind, size_t max_samples)
 	}
 	hs_region_unlock();
 	if (h < 0)
-		heapscope_profile_free(p);
+		hs_profile_free(p);
 	return h;
 }
 
-static int stop(heapscope_session_t h, uint32_t kind,
-		struct heapscope_profile **out)
+int hs_session_stop(heapscope_session_t h, uint32_t kind,
+		    struct heapscope_profile **out)
 {
 	struct heapscope_profile *p = NULL;
 	int *active = kind == HEAPSCOPE_PROFILE_ALLOCS ?
@@ -223,30 +139,8 @@ static int stop(heapscope_session_t h, uint32_t kind,
 	if (!p)
 		return -EINVAL;
 	p->end_ns = hs_clock_ns();
-	p->period = heapscope_get_sample_period();
+	p->period = hs_sampler_period();
 	hs_profile_sum(p);
 	*out = p;
 	return 0;
-}
-
-HS_EXPORT heapscope_session_t heapscope_allocs_start(size_t max_samples)
-{
-	return start(HEAPSCOPE_PROFILE_ALLOCS, max_samples);
-}
-
-HS_EXPORT int heapscope_allocs_stop(heapscope_session_t h,
-				    struct heapscope_profile **out)
-{
-	return stop(h, HEAPSCOPE_PROFILE_ALLOCS, out);
-}
-
-HS_EXPORT heapscope_session_t heapscope_lifetime_start(size_t max_samples)
-{
-	return start(HEAPSCOPE_PROFILE_LIFETIME, max_samples);
-}
-
-HS_EXPORT int heapscope_lifetime_stop(heapscope_session_t h,
-				      struct heapscope_profile **out)
-{
-	return stop(h, HEAPSCOPE_PROFILE_LIFETIME, out);
 }
