@@ -25,9 +25,7 @@
 #include "core/alloc.h"
 #include "core/core.h"
 #include "core/free.h"
-#include "core/init.h"
-#include "core/page_heap.h"
-#include "core/pagemap.h"
+#include "core/trim.h"
 
 #define SYS_PAGE 4096UL
 /* Largest supported alignment: 1 GiB and a bit more. */
@@ -156,16 +154,7 @@ HS_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
 HS_EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;
-	if (!hs_initialised)
-		return 0;
-	hs_tc_flush_current();
-	size_t done = hs_page_heap_release(SIZE_MAX) + hs_sampled_trim();
-	/* metadata: pagemap leaves first (they read span objects), then
-	 * the span objects no span uses any more */
-	hs_page_heap_lock();
-	done += hs_pagemap_trim();
-	hs_page_heap_unlock();
-	return (done + hs_span_trim()) > 0;
+	return hs_trim() > 0;
 }
 
 /* ---- C++ operators ---- */
