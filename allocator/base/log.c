@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "base/assert.h"
 #include "base/log.h"
 
 #define LOG_BUF 512
@@ -156,4 +158,10 @@ void hs_log(const char *fmt, ...)
 		off += (int)w;
 	}
 	errno = saved;
+}
+
+void hs_assert_fail(const char *expr, const char *file, int line)
+{
+	hs_log("heapscope: assertion failed: %s (%s:%d)", expr, file, line);
+	abort();
 }

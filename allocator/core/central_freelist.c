@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include "base/assert.h"
 #include "base/os.h"
 #include "base/stats.h"
 #include "core/central_freelist.h"
@@ -323,6 +324,7 @@ static void insert_spans(unsigned cls, void *head, int n)
 
 void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 {
+	hs_assert(n > 0 && cls > 0 && cls < HS_NUM_CLASSES);
 	if (n == hs_classes[cls].batch) {
 		unsigned sh = hs_pagemap_lookup(head)->shard;
 		if (hs_pagemap_lookup(tail)->shard == sh) {

@@ -7,6 +7,7 @@
  * of the dynamic loader's minimal malloc from before we took over) is
  * ignored, with one warning per process.
  */
+#include "base/assert.h"
 #include "base/log.h"
 #include "base/stats.h"
 #include "core/core.h"
@@ -29,6 +30,7 @@ HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s)
 	if (!p)
 		return;
 	/* both callers send a small span's objects to the thread cache */
+	hs_assert_internal(!s || s->size_class == 0);
 	if (!s || s->location != HS_SPAN_IN_USE || p != hs_span_addr(s)) {
 		foreign_free(p);
 		return;

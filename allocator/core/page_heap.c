@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "base/assert.h"
 #include "base/clock.h"
 #include "base/options.h"
 #include "base/os.h"
@@ -445,11 +446,16 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 		s->zeroed = loc == HS_SPAN_RELEASED;
 	}
 	pthread_mutex_unlock(&heap_lock);
+	hs_assert_internal(s->location == HS_SPAN_IN_USE &&
+			   s->npages >= npages && s->size_class == 0 &&
+			   !(s->start & (align_pages - 1)));
+	hs_assert_expensive(hs_page_heap_is_valid());
 	return s;
 }
 
 void hs_page_heap_free(hs_span_t *s)
 {
+	hs_assert(s->location == HS_SPAN_IN_USE);
 	pthread_mutex_lock(&heap_lock);
 	s->freelist = NULL;
 	s->carve = NULL;
@@ -460,6 +466,7 @@ void hs_page_heap_free(hs_span_t *s)
 	free_locked(s, HS_SPAN_FREE);
 	release_policy_locked();
 	pthread_mutex_unlock(&heap_lock);
+	hs_assert_expensive(hs_page_heap_is_valid());
 }
 
 bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)

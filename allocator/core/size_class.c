@@ -7,6 +7,7 @@
  * Classes: 16..128 in steps of 16, then 8 classes per power of two
  * (step = base / 8) up to 256 KiB: 8 + 11 * 8 = 96 classes.
  */
+#include "base/assert.h"
 #include "base/log.h"
 #include "core/size_class.h"
 
@@ -64,6 +65,7 @@ void hs_size_class_init(void)
 			cls++;
 		hs_class_table[i] = (uint8_t)cls;
 	}
+	hs_assert_expensive(hs_size_class_is_valid());
 }
 
 unsigned hs_size_class_aligned(size_t n, size_t align)

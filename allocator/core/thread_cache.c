@@ -14,6 +14,7 @@
  */
 #include <pthread.h>
 
+#include "base/assert.h"
 #include "core/central_freelist.h"
 #include "core/init.h"
 #include "core/thread_cache.h"
@@ -69,6 +70,8 @@ bool hs_tc_activate(hs_tcache_t *tc)
 HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 {
 	hs_tc_list_t *l = &tc->lists[cls];
+	hs_assert(cls > 0 && cls < HS_NUM_CLASSES);
+	hs_assert_internal(l->head == NULL && l->length == 0);
 	int want = 1;
 	if (tc->state == HS_TC_ACTIVE) {
 		want = hs_classes[cls].batch;
@@ -142,4 +145,6 @@ void hs_tc_thread_exit(void *arg)
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
 		tc->lists[c].max_length = 0;
 	flush_all(tc);
+	/* every central list, now that this thread's objects are back */
+	hs_assert_expensive(hs_central_is_valid());
 }

@@ -5,6 +5,7 @@
  */
 #include <stdint.h>
 
+#include "base/assert.h"
 #include "core/init.h"
 #include "core/page_heap.h"
 #include "core/pagemap.h"
@@ -24,5 +25,7 @@ size_t hs_trim(void)
 	hs_page_heap_lock();
 	done += hs_pagemap_trim();
 	hs_page_heap_unlock();
-	return done + hs_span_trim();
+	done += hs_span_trim();
+	hs_assert_expensive(hs_page_heap_is_valid());
+	return done;
 }

@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base/assert.h"
 #include "base/clock.h"
 #include "base/os.h"
 #include "region/pages.h"
@@ -293,6 +294,8 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 	hs_pg.meta[a] = (struct page_meta){
 		.tag = TAG_USED, .len = n, .a = slot, .b = zeroed};
 	hs_pg.in_use += n;
+	hs_assert_internal(hs_pg.meta[a].tag == TAG_USED &&
+			   hs_pg.meta[a].len == n && a + n <= hs_pg.frontier);
 	return a;
 }
 
@@ -327,6 +330,7 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 
 void hs_pages_set_slot(uint32_t page, uint32_t slot)
 {
+	hs_assert(page < hs_pg.frontier && hs_pg.meta[page].tag == TAG_USED);
 	hs_pg.meta[page].a = slot;
 }
 
@@ -385,6 +389,7 @@ uint64_t hs_pages_trim(void)
 	uintptr_t hi = (uintptr_t)hs_pg.meta + meta_bytes();
 	if (hi > lo)
 		hs_os_decommit((void *)lo, hi - lo);
+	hs_assert_expensive(hs_pages_is_valid() == 0);
 	return released;
 }
 

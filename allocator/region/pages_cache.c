@@ -6,6 +6,7 @@
  * its cold neighbours.  The run index itself is pages.c; the reasons for
  * the cache are at the top of it.  Region lock held throughout.
  */
+#include "base/assert.h"
 #include "base/clock.h"
 #include "region/pages.h"
 #include "region/pages_internal.h"
@@ -145,6 +146,7 @@ void hs_pages_free(uint32_t page)
 {
 	uint32_t n = hs_pg.meta[page].len;
 
+	hs_assert(page < hs_pg.frontier && hs_pg.meta[page].tag == TAG_USED);
 	hs_pg.meta[page] = (struct page_meta){0};
 	hs_pg.in_use -= n;
 	uint64_t limit = hs_pages_cache_limit();

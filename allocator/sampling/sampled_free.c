@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "base/assert.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/os.h"
@@ -38,6 +39,7 @@ void *hs_sample_release_locked(uint32_t slot, const void *p,
 	uint64_t seq = hs_registry_next_seq();
 	void *proxy = (void *)(uintptr_t)rec->proxy;
 
+	hs_assert_internal(rec->seq != 0 && rec->ptr == (uintptr_t)p);
 	if (lifetime)
 		hs_session_on_free(rec, stack, depth, t, hs_gettid());
 	if (HS_PROBE_ENABLED(sample_free))
