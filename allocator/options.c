@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/options.c - the one table of HEAPSCOPE_<NAME> options.
+ * allocator/options.c - the one table of HEAPSCOPE_<NAME> options, built
+ * from option_list.h (names, defaults, what each one does).
  *
  * Options are read by scanning environ directly (getenv is not safe this
  * early and may not be ready while the dynamic loader runs us).  Values
@@ -24,44 +25,18 @@ typedef struct option_desc {
 	bool warned;           /* a bad value was reported already */
 } option_desc_t;
 
+/* Built from option_list.h, which documents each option. */
 static option_desc_t options[HS_OPT_COUNT] = {
-	/* sampling period in bytes (mean bytes between samples); <= 0 off */
-	[HS_OPT_SAMPLE_RATE] = { 2097152, 2097152, "HEAPSCOPE_SAMPLE_RATE", 0 },
-	/* 0 = seeds from the clock and thread id; else deterministic */
-	[HS_OPT_SAMPLE_SEED] = { 0, 0, "HEAPSCOPE_SAMPLE_SEED", 0 },
-	/* log level: 0 warnings only, 1 info, 2 debug */
-	[HS_OPT_VERBOSE] = { 0, 0, "HEAPSCOPE_VERBOSE", 0 },
-	/* bytes of free committed memory the page heap keeps before it
-	 * gives memory back to the OS (MADV_DONTNEED); 0 = release every
-	 * free span at once.  128 MiB: a heap of a few large blocks per
-	 * thread keeps the free runs between them (large_blocks: 64 MiB
-	 * released and refaulted 50% more pages, 2x the run time) */
-	[HS_OPT_RELEASE_RATE] = { 134217728, 134217728,
-				  "HEAPSCOPE_RELEASE_RATE", 0 },
-	/* bytes of freed pages of the sampled region (samples and the large
-	 * blocks kept there) kept committed for reuse (as much as the page
-	 * heap keeps); 0 = decommit at once, so a sample's pages are
-	 * resident only where its owner touched them */
-	[HS_OPT_SAMPLED_CACHE] = { 134217728, 134217728,
-				   "HEAPSCOPE_SAMPLED_CACHE", 0 },
-	/* largest allocated (size-class) size, in bytes, whose samples hold
-	 * a proxy object for the fragmentation profile; default one OS page,
-	 * where a proxy costs no more than the page rounding it replaces;
-	 * 0 = no proxies; up to 256K (the small classes) widens the profile
-	 * at the cost of a whole extra object per larger sample */
-	[HS_OPT_PROXY_MAX] = { 4096, 4096, "HEAPSCOPE_PROXY_MAX", 0 },
-	/* largest unsampled large block (over 256 KiB) placed in the sampled
-	 * region, with the sampled large blocks, rather than in the page
-	 * heap (one pool of pages for both, sampled.c); 0 = none */
-	[HS_OPT_REGION_BLOCK_MAX] = { 67108864, 67108864,
-				      "HEAPSCOPE_REGION_BLOCK_MAX", 0 },
+#define X(id, dflt, arg, doc) [HS_OPT_##id] = {dflt, dflt, "HEAPSCOPE_" #id, 0},
+	HS_INT_OPTIONS(X)
+#undef X
 };
 
 /* String options: name only, the value is used as found in environ. */
 static const char *const str_options[HS_SOPT_COUNT] = {
-	/* PATH: write the heap profile there at exit (folded text, or
-	 * gzip'd pprof when PATH ends in .pb.gz) */
-	[HS_SOPT_PROFILE_AT_EXIT] = "HEAPSCOPE_PROFILE_AT_EXIT",
+#define X(id, arg, doc) [HS_SOPT_##id] = "HEAPSCOPE_" #id,
+	HS_STR_OPTIONS(X)
+#undef X
 };
 
 /* Parses s as [+-]digits[K|M|G]; returns false on any other input or on
