@@ -178,17 +178,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 	long v;
 	int c;
 
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? -EINVAL : 1;
-	}
-	if (strcmp(argv[1], "record")) {
-		fprintf(stderr,
-			"heapscope: unknown command '%s' (try 'heapscope "
-			"record --help')\n",
-			argv[1]);
-		return -EINVAL;
-	}
+	/* argv[1] is "record" (main.c dispatches on it). */
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) !=
 	       -1) {
