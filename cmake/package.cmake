@@ -81,11 +81,15 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${HEAPSCOPE_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SOURCE heapscope)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# shlibs of the packages with a shared library: libheapscope1 only
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# Stripped binaries; their debug info in <package>-dbgsym .ddeb files.
+set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME libheapscope1)
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_LIB_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/packaging/lib/triggers)
 set(CPACK_COMPONENT_LIB_DESCRIPTION "heapscope's sampling malloc (shared library)
 libheapscope is a complete TCMalloc-style malloc that samples about one
