@@ -54,7 +54,10 @@ file(WRITE ${CMAKE_BINARY_DIR}/packaging/lib/triggers "activate-noawait ldconfig
 set(CPACK_PACKAGE_NAME heapscope)
 set(CPACK_PACKAGE_VENDOR "The heapscope authors")
 set(CPACK_PACKAGE_CONTACT "${HEAPSCOPE_DEB_MAINTAINER}")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+# Each package's summary is the first line of its component description
+# below: CPackDeb (3.25) prepends CPACK_PACKAGE_DESCRIPTION_SUMMARY to it
+# unless that is CPack's default text.
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_NAME} built using CMake")
 set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_GENERATOR DEB)

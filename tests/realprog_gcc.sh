@@ -27,7 +27,7 @@ trap 'exit 1' HUP INT TERM
 # sources between them).
 mkdir "$work/src"
 (cd "$src" && tar cf - --exclude='./build*' --exclude=./.git --exclude=./demo-out \
-	CMakeLists.txt allocator common include) | (cd "$work/src" && tar xf -) ||
+	CMakeLists.txt LICENSE cmake packaging allocator common include) | (cd "$work/src" && tar xf -) ||
 	{ echo "FAIL: cannot snapshot $src"; exit 1; }
 
 build() { # NAME [LIB]
