@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "hs_common.h"
+#include "option_list.h"
 
 /* ---- allocation without the sampler (proxies, re-entrant calls) ---- */
 
@@ -57,19 +58,18 @@ int hs_snprintf(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ---- options.c: HEAPSCOPE_<NAME> environment options ---- */
+/* One per option of option_list.h (what each one does, its default). */
 typedef enum hs_option {
-	HS_OPT_SAMPLE_RATE,      /* bytes, default 2 MiB; <= 0 off; 1 = all */
-	HS_OPT_SAMPLE_SEED,      /* 0 = random seeds, else deterministic */
-	HS_OPT_VERBOSE,          /* log level, default 0 */
-	HS_OPT_RELEASE_RATE,     /* page heap release policy knob */
-	HS_OPT_SAMPLED_CACHE,    /* bytes of freed sampled pages kept committed */
-	HS_OPT_PROXY_MAX,        /* largest size class given a proxy; 0 none */
-	HS_OPT_REGION_BLOCK_MAX, /* largest unsampled block in the region */
+#define X(id, dflt, secure, arg, doc) HS_OPT_##id,
+	HS_INT_OPTIONS(X)
+#undef X
 	HS_OPT_COUNT
 } hs_option_t;
 /* String-valued options (same table style, no parsing). */
 typedef enum hs_str_option {
-	HS_SOPT_PROFILE_AT_EXIT, /* PATH: heap profile written at exit */
+#define X(id, secure, arg, doc) HS_SOPT_##id,
+	HS_STR_OPTIONS(X)
+#undef X
 	HS_SOPT_COUNT
 } hs_str_option_t;
 /* The value of a string option as the last scan found it in environ

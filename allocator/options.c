@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/options.c - the one table of HEAPSCOPE_<NAME> options.
+ * allocator/options.c - the one table of HEAPSCOPE_<NAME> options, built
+ * from option_list.h (names, defaults, what each one does).
  *
  * Options are read by scanning environ directly (getenv is not safe this
  * early and may not be ready while the dynamic loader runs us).  Values
@@ -41,61 +42,23 @@ typedef struct str_option_desc {
 	const bool secure;      /* honoured in secure-execution mode */
 } str_option_desc_t;
 
-/*
- * `secure` below: no option is honoured in secure-execution mode today.
- * Each would let the caller of a setuid program write a file as its owner
- * (PROFILE_AT_EXIT), print the privileged process's statistics on a
- * descriptor the caller holds (VERBOSE), make its sampling, and so which
- * blocks get pages of their own, predictable (SAMPLE_SEED), or set its
- * memory layout and cost: period 1 gives every block its own pages and
- * unwinds every allocation, 0 hides the process from the host's profiler
- * (SAMPLE_RATE, PROXY_MAX, REGION_BLOCK_MAX, RELEASE_RATE, SAMPLED_CACHE).
- * A new option starts with `secure = false` unless none of that applies.
- */
-#define OPT(id, dflt_, secure_) \
-	[HS_OPT_##id] = { .value = (dflt_), .dflt = (dflt_), \
-			  .name = "HEAPSCOPE_" #id, .secure = (secure_) }
-
+/* Built from option_list.h, which documents each option and says why none
+ * is honoured in secure-execution mode. */
 static option_desc_t options[HS_OPT_COUNT] = {
-	/* sampling period in bytes (mean bytes between samples); <= 0 off */
-	OPT(SAMPLE_RATE, 2097152, false),
-	/* 0 = seeds from the clock and thread id; else deterministic */
-	OPT(SAMPLE_SEED, 0, false),
-	/* log level: 0 warnings only, 1 info, 2 debug (statistics at exit) */
-	OPT(VERBOSE, 0, false),
-	/* bytes of free committed memory the page heap keeps before it
-	 * gives memory back to the OS (MADV_DONTNEED); 0 = release every
-	 * free span at once.  128 MiB: a heap of a few large blocks per
-	 * thread keeps the free runs between them (large_blocks: 64 MiB
-	 * released and refaulted 50% more pages, 2x the run time) */
-	OPT(RELEASE_RATE, 134217728, false),
-	/* bytes of freed pages of the sampled region (samples and the large
-	 * blocks kept there) kept committed for reuse (as much as the page
-	 * heap keeps); 0 = decommit at once, so a sample's pages are
-	 * resident only where its owner touched them */
-	OPT(SAMPLED_CACHE, 134217728, false),
-	/* largest allocated (size-class) size, in bytes, whose samples hold
-	 * a proxy object for the fragmentation profile; default one OS page,
-	 * where a proxy costs no more than the page rounding it replaces;
-	 * 0 = no proxies; up to 256K (the small classes) widens the profile
-	 * at the cost of a whole extra object per larger sample */
-	OPT(PROXY_MAX, 4096, false),
-	/* largest unsampled large block (over 256 KiB) placed in the sampled
-	 * region, with the sampled large blocks, rather than in the page
-	 * heap (one pool of pages for both, sampled.c); 0 = none */
-	OPT(REGION_BLOCK_MAX, 67108864, false),
+#define X(id, dflt_, secure_, arg, doc)                                        \
+	[HS_OPT_##id] = { .value = (dflt_), .dflt = (dflt_),                   \
+			  .name = "HEAPSCOPE_" #id, .secure = (secure_) },
+	HS_INT_OPTIONS(X)
+#undef X
 };
 
 /* String options: the value is kept as found in environ (no copy). */
 static str_option_desc_t str_options[HS_SOPT_COUNT] = {
-	/* PATH: write the heap profile there at exit (folded text, or
-	 * gzip'd pprof when PATH ends in .pb.gz); opened by this process,
-	 * so never in secure-execution mode */
-	[HS_SOPT_PROFILE_AT_EXIT] = { .name = "HEAPSCOPE_PROFILE_AT_EXIT",
-				      .secure = false },
+#define X(id, secure_, arg, doc)                                               \
+	[HS_SOPT_##id] = { .name = "HEAPSCOPE_" #id, .secure = (secure_) },
+	HS_STR_OPTIONS(X)
+#undef X
 };
-
-#undef OPT
 
 /* Parses s as [+-]digits[K|M|G]; returns false on any other input or on
  * overflow. */
