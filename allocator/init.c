@@ -19,7 +19,7 @@
  * the process's from the start.  It can also be dlopen'ed (a plugin or a
  * Python extension linking it): its initial-exec TLS is 48 bytes
  * (thread_cache.h), which fits in what glibc keeps for dlopen'ed
- * libraries (tests/test_dlopen_tls.sh).
+ * libraries (tests/tls.cmake).
  */
 #include <pthread.h>
 #include <sys/syscall.h>
