@@ -100,7 +100,7 @@ HS_EXPORT int heapscope_get_allocator_stats(struct heapscope_allocator_stats *ou
 	small = nonneg(hs_stat_get(HS_STAT_small_span_bytes));
 	central = nonneg(hs_stat_get(HS_STAT_central_free_bytes));
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
-		tc += (uint64_t)hs_tc.lists[c].length * hs_classes[c].size;
+		tc += (uint64_t)hs_thread.tc->lists[c].length * hs_classes[c].size;
 	st.large_bytes = nonneg(hs_stat_get(HS_STAT_large_bytes)) +
 			 nonneg(hs_stat_get(HS_STAT_region_large_bytes));
 	st.in_use_bytes = (small > central ? small - central : 0) + st.large_bytes;
