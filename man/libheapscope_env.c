@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "option_list.h"
