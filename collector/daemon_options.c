@@ -2,7 +2,8 @@
 /*
  * daemon_options.c - the `heapscope daemon` command line: its help text,
  * --listen (IPv4, [IPv6], loopback unless --allow-remote, unix:PATH), the
- * default --lib, and the checks made before anything is opened.
+ * default --lib (the installed library), and the checks made before
+ * anything is opened.
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -31,8 +32,10 @@ static const char usage[] =
 	"                      binary linking it statically, or another\n"
 	"                      allocator that fires otel_memory or ddheap\n"
 	"                      probes (repeatable, up to 16; default: the\n"
-	"                      first libheapscope.so found in /usr/local/lib,\n"
-	"                      /usr/lib/x86_64-linux-gnu, /usr/lib, /lib)\n"
+	"                      installed library\n"
+	"                      " HS_INSTALLED_LIB ",\n"
+	"                      or the build tree's library when run from\n"
+	"                      the build tree)\n"
 	"  --provider P        which probes to read in each --lib: auto\n"
 	"                      (default: heapscope's if the object has them,\n"
 	"                      else otel_memory's, else ddheap's),\n"
@@ -53,8 +56,9 @@ static const char usage[] =
 	"                      profiled process's call stacks and binary paths\n"
 	"  --no-copies         follow only processes that map the --lib files\n"
 	"                      themselves, not other copies with the same\n"
-	"                      name (by default a container's own copy is\n"
-	"                      found in /proc/PID/maps and attached too)\n"
+	"                      name, whatever its .so version suffix (by\n"
+	"                      default a container's own copy is found in\n"
+	"                      /proc/PID/maps and attached too)\n"
 	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
 	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
@@ -68,7 +72,8 @@ static const char usage[] =
 	"  /metrics                                       Prometheus text\n"
 	"\n"
 	"Examples:\n"
-	"  heapscope daemon --lib /usr/local/lib/libheapscope.so\n"
+	"  heapscope daemon\n"
+	"  heapscope daemon --lib /opt/app/lib/libheapscope.so.1\n"
 	"  go tool pprof -top "
 	"'http://127.0.0.1:6060/debug/pprof/heap?pid=1234'\n"
 	"  heapscope daemon --listen unix:/run/heapscope/http.sock\n"
@@ -159,19 +164,21 @@ static bool listen_is_loopback(const struct hs_listen *l)
 		&((const struct sockaddr_in6 *)&l->addr)->sin6_addr);
 }
 
+/*
+ * The library to follow without --lib: the build tree's when this is the
+ * build tree's binary (HS_BUILD_EXE, HS_BUILD_LIB: cmake/install.cmake),
+ * else the installed one (HS_INSTALLED_LIB, the SONAME link in the
+ * install libdir).  Processes mapping the file under its real name
+ * (libheapscope.so.1.0.0) or another copy of it match too (attach.c).
+ */
 static const char *default_lib(void)
 {
-	static const char *const dirs[] = {"/usr/local/lib",
-					   "/usr/lib/x86_64-linux-gnu",
-					   "/usr/lib", "/lib"};
-	static char found[PATH_MAX];
+	char self[PATH_MAX];
 
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(found, sizeof(found), "%s/libheapscope.so", dirs[i]);
-		if (!access(found, R_OK))
-			return found;
-	}
-	return NULL;
+	if (realpath("/proc/self/exe", self) && !strcmp(self, HS_BUILD_EXE) &&
+	    !access(HS_BUILD_LIB, R_OK))
+		return HS_BUILD_LIB;
+	return HS_INSTALLED_LIB;
 }
 
 int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
@@ -283,11 +290,14 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 	if (!d->nlibs) {
 		const char *lib = default_lib();
 
-		if (!lib)
-			return hs_cli__usage_error(
-				cmd, "no libheapscope.so in /usr/local/lib, "
-				     "/usr/lib/x86_64-linux-gnu, /usr/lib or "
-				     "/lib (pass --lib PATH)");
+		if (access(lib, R_OK)) {
+			fprintf(stderr,
+				"heapscope daemon: cannot read the installed "
+				"library %s: %s; install it (libheapscope1) "
+				"or pass --lib PATH\n",
+				lib, strerror(errno));
+			return -ENOENT;
+		}
 		d->libs[d->nlibs++] = lib;
 	}
 	for (size_t i = 0; i < d->nlibs; i++)

@@ -189,25 +189,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 	long v;
 	int c;
 
-	if (argc < 2)
-		return hs_cli__usage_error(NULL, "no command (record, daemon "
-						 "or rate)");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage, stdout);
-		return 1;
-	}
-	if (strcmp(argv[1], "record")) {
-		char q[80];
-
-		snprintf(q, sizeof(q), "%.64s", argv[1]);
-		for (char *s = q; *s; s++)
-			if ((unsigned char)*s < 0x20 || *s == 0x7f)
-				*s = '?';
-		return hs_cli__usage_error(NULL,
-					   "unknown command '%s' (record, "
-					   "daemon or rate)",
-					   q);
-	}
+	/* argv[1] is "record" (main.c dispatches on it). */
 	optind = 2;
 	while ((c = hs_cli__next(cmd, argc, argv, opts)) != -1) {
 		switch (c) {

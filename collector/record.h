@@ -12,10 +12,10 @@
 #include "heapscope_event.h"
 
 /*
- * `heapscope record ...`: argv[0] is the program, argv[1] the command; no
- * command, -h/--help and an unknown command are answered here too (usage
- * or an error on stderr).  Installs the SIGINT/SIGTERM handlers.  Returns
- * the process exit status: 0, 1 (recording failed), 2 (bad command line).
+ * `heapscope record ...`: argv[0] is the program, argv[1] "record" (main.c
+ * answers no command, --help, --version and an unknown one).  Installs
+ * the SIGINT/SIGTERM handlers.  Returns the process exit status: 0, 1
+ * (recording failed), 2 (bad command line).
  */
 int hs_record_main(int argc, char **argv);
 

@@ -7,8 +7,8 @@
 #
 # A daemon attaches to its --lib inodes and, unless --no-copies, to every
 # mapped file with the same base name (collector/attach.c, matches()); the
-# copy is a new inode named hs-unfollowed.so, reached through a symlink
-# libheapscope.so in LD_LIBRARY_PATH (searched before the binaries'
+# copy is a new inode named hs-unfollowed.so, reached through symlinks
+# libheapscope.so.1 and libheapscope.so in LD_LIBRARY_PATH (searched before the binaries'
 # RUNPATH), and /proc/PID/maps shows the target's name.  `heapscope record
 # -p PID` still finds it by its heapscope note.  CMD gets
 # HS_EXPECT_COLLECTOR=0 (tests/test_sampled.c asserts it) and the copy's
@@ -19,6 +19,9 @@ shift
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cp "$LIB" "$dir/hs-unfollowed.so" || exit 1
+# the SONAME (what binaries linked against the library ask for) and the
+# development name
+ln -s hs-unfollowed.so "$dir/libheapscope.so.1"
 ln -s hs-unfollowed.so "$dir/libheapscope.so"
 HS_EXPECT_COLLECTOR=0 HS_UNFOLLOWED_LIB=$dir/hs-unfollowed.so \
 	LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"

@@ -97,7 +97,7 @@ HS_EXPORT int heapscope_get_allocator_stats(struct heapscope_allocator_stats *ou
 	hs_stats_heap(&f);
 	heapscope_get_sampling_stats(&ss, sizeof(ss));
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
-		tc += (uint64_t)hs_tc.lists[c].length * hs_classes[c].size;
+		tc += (uint64_t)hs_thread.tc->lists[c].length * hs_classes[c].size;
 #define HS_ALLOC_STAT_FILL(field, value) st.field = (value);
 	HS_ALLOCATOR_STATS(HS_ALLOC_STAT_FILL)
 #undef HS_ALLOC_STAT_FILL

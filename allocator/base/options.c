@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/base/options.c - the table of HEAPSCOPE_<NAME> options,
- * generated from the one list in options.h (HS_OPTIONS_LIST).
+ * allocator/base/options.c - the one table of HEAPSCOPE_<NAME> options,
+ * built from base/option_list.h (names, defaults, what each one does).
  *
  * Options are read by scanning environ directly (getenv is not safe this
  * early and may not be ready while the dynamic loader runs us).  Values
@@ -43,34 +43,22 @@ typedef struct str_option_desc {
 	const bool secure;      /* honoured in secure-execution mode */
 } str_option_desc_t;
 
-/*
- * `secure` (options.h): no option is honoured in secure-execution mode
- * today.  Each would let the caller of a setuid program write a file as
- * its owner (PROFILE_AT_EXIT), print the privileged process's statistics
- * on a descriptor the caller holds (VERBOSE), make its sampling, and so
- * which blocks get pages of their own, predictable (SAMPLE_SEED), or set
- * its memory layout and cost: period 1 gives every block its own pages
- * and unwinds every allocation, 0 hides the process from the host's
- * profiler (SAMPLE_RATE, PROXY_MAX, REGION_BLOCK_MAX, RELEASE_RATE,
- * SAMPLED_CACHE).  A new option starts with `secure = false` unless none
- * of that applies.
- */
+/* Built from option_list.h, which documents each option and says why none
+ * is honoured in secure-execution mode. */
 static option_desc_t options[HS_OPT_COUNT] = {
-#define HS_OPT_DESC(id, dflt_, secure_)                                        \
-	[HS_OPT_##id] = { .value = (dflt_),                                    \
-			  .dflt = (dflt_),                                     \
-			  .name = "HEAPSCOPE_" #id,                            \
-			  .secure = (secure_) },
-	HS_OPTIONS_LIST(HS_OPT_DESC)
-#undef HS_OPT_DESC
+#define X(id, dflt_, secure_, arg, doc)                                        \
+	[HS_OPT_##id] = { .value = (dflt_), .dflt = (dflt_),                   \
+			  .name = "HEAPSCOPE_" #id, .secure = (secure_) },
+	HS_INT_OPTIONS(X)
+#undef X
 };
 
 /* String options: the value is kept as found in environ (no copy). */
 static str_option_desc_t str_options[HS_SOPT_COUNT] = {
-#define HS_SOPT_DESC(id, secure_)                                              \
+#define X(id, secure_, arg, doc)                                               \
 	[HS_SOPT_##id] = { .name = "HEAPSCOPE_" #id, .secure = (secure_) },
-	HS_STR_OPTIONS_LIST(HS_SOPT_DESC)
-#undef HS_SOPT_DESC
+	HS_STR_OPTIONS(X)
+#undef X
 };
 
 /* Parses s as [+-]digits[K|M|G]; returns false on any other input or on

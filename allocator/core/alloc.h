@@ -38,23 +38,23 @@ void *hs_calloc(size_t count, size_t size);
  *  - the sampler's counter running out (hs_sampler_try_fast false):
  *    hs_alloc_sample_slow, which samples the request or serves it
  *    unsampled.  This also catches a thread's first allocation (the
- *    static empty cache's sampler has 0 bytes to go), sampling off (the
- *    counter comes back every 128 MiB for a rate change) and a period
- *    change;
+ *    TLS sampler starts with 0 bytes to go), sampling off (the counter
+ *    comes back every 128 MiB for a rate change) and a period change;
  *  - n > HS_MAX_SMALL_SIZE: hs_alloc_slow, a large block (the sampled
  *    region's pool or the page heap, core/large.c);
- *  - an empty list: hs_alloc_slow refills it from the central list.  The
- *    static empty cache has every list empty, and before the size
- *    classes are built every size maps to class 0, whose list is never
- *    filled: no "initialised?" test is needed here.
+ *  - an empty list: hs_alloc_slow refills it from the central list.  A
+ *    thread without a cache points at the read-only hs_tc_empty, whose
+ *    lists are all empty (hs_alloc_slow gives it a cache of its own),
+ *    and before the size classes are built every size maps to class 0,
+ *    whose list is never filled: no "initialised?" test is needed here,
+ *    and the fast path writes only to a list it popped from.
  */
 static inline void *hs_malloc_inline(size_t n)
 {
-	hs_tcache_t *tc = &hs_tc;
-	if (HS_UNLIKELY(!hs_sampler_try_fast(&tc->sampler, n)))
+	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_thread.sampler, n)))
 		return hs_alloc_sample_slow(n, 0);
 	if (HS_LIKELY(n <= HS_MAX_SMALL_SIZE)) {
-		hs_tc_list_t *l = &tc->lists[hs_size_to_class(n)];
+		hs_tc_list_t *l = &hs_thread.tc->lists[hs_size_to_class(n)];
 		void *p = l->head;
 		if (HS_LIKELY(p != NULL)) {
 			l->head = *(void **)p;

@@ -23,13 +23,14 @@ size_t hs_usable_size(const void *p);
 
 /*
  * The core's free of p, not in the sampled region: pagemap lookup, then
- * a push on the thread cache's list of p's class.  It hands off:
+ * a push on the thread cache's list of p's class (hs_tc_push).  It hands
+ * off:
  *  - p NULL, foreign (no span: the pagemap's empty nodes read NULL, no
  *    test on the way), or a large block (class 0): hs_free_slow;
- *  - the list now longer than its max_length: hs_tc_overflow gives a
- *    batch back.  This also catches a thread's first call being a free
- *    (the static empty cache has max_length 0) and a thread that is
- *    exiting (its lists' max_length is 0 again).
+ *  - a list with no room (length >= max_length): hs_tc_overflow takes p
+ *    and gives a batch back.  This also catches a thread without a cache
+ *    (the read-only hs_tc_empty and hs_tc_dead have max_length 0: p goes
+ *    straight to the central list), so nothing writes to them.
  * It assumes p is not in the sampled region (hs_free_inline tests that).
  */
 static inline void hs_free_core(void *p)
@@ -40,11 +41,7 @@ static inline void hs_free_core(void *p)
 		hs_free_slow(p, s);
 		return;
 	}
-	hs_tc_list_t *l = &hs_tc.lists[cls];
-	*(void **)p = l->head;
-	l->head = p;
-	if (HS_UNLIKELY(++l->length > l->max_length))
-		hs_tc_overflow(&hs_tc, cls);
+	hs_tc_push(cls, p);
 }
 
 /*
