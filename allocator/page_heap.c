@@ -147,7 +147,10 @@ static void free_locked(hs_span_t *s, uint8_t loc)
 	list_insert(s);
 }
 
-/* Gets OS memory for at least npages pages.  false on ENOMEM. */
+/* Gets OS memory for at least npages pages.  false on ENOMEM.  The
+ * mapping comes first and is accounted (hs_os_alloc): a request the
+ * kernel's overcommit policy would not back fails there, in a few
+ * microseconds, before a span or a pagemap node exists. */
 static bool grow_locked(size_t npages)
 {
 	if (npages > ((size_t)1 << HS_PM_BITS))
@@ -157,7 +160,7 @@ static bool grow_locked(size_t npages)
 	bytes = (bytes + huge - 1) & ~(huge - 1);
 	if (bytes < HS_HEAP_CHUNK)
 		bytes = HS_HEAP_CHUNK;
-	void *m = hs_os_reserve(bytes, huge);
+	void *m = hs_os_alloc(bytes, huge);
 	if (!m)
 		return false;
 	/* A chunk bigger than HS_HEAP_CHUNK exists for one large request:

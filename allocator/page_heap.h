@@ -22,8 +22,9 @@
  * IN_USE with size_class 0; its first and last pages map to it in the
  * pagemap, the others to NULL (so its size costs no metadata);
  * span->zeroed tells whether all its bytes are known to read as zero.
- * NULL when the OS refuses memory or the request is beyond the
- * address space the pagemap covers.  Thread-safe.
+ * NULL when the kernel's overcommit policy refuses the memory (new
+ * memory is mapped before any metadata is made) or the request is
+ * beyond the address space the pagemap covers.  Thread-safe.
  */
 hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages);
 

@@ -6,7 +6,7 @@
  * The region is one reservation of `npages` heapscope pages (8 KiB).
  * Every sampled allocation owns a run of whole pages; its first page is
  * the pointer returned to the caller.  A per-page index (array over the
- * region's pages, MAP_NORESERVE, touched lazily) maps the first page of a
+ * region's pages, made writable with the region) maps the first page of a
  * run in use to its registry slot, so free and usable-size lookups are
  * O(1) and frees of interior, unknown or already freed pointers are
  * recognised.  All functions except hs_pages_init require the sampled
@@ -87,6 +87,10 @@ int hs_pages_is_valid(void);
  * caller's CLOCK_MONOTONIC time in ns (read once per event), stored as
  * the slots' updated_ns. */
 int hs_frag_init(uint64_t capacity);
+/* Make the extensions of slots [0, slots) writable (they are address
+ * space until then, like the records).  0, or -ENOMEM when the kernel
+ * refuses; 0 when there is no extension array.  Sampled lock held. */
+int hs_frag_commit(uint64_t slots);
 void hs_frag_fill(uint32_t slot, uint64_t now);
 void hs_frag_clear(uint32_t slot);
 void hs_frag_refresh_some(uint64_t now);

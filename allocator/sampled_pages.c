@@ -29,8 +29,16 @@
  * non-empty buckets, so allocation is a bitmap search plus (for long runs)
  * a bounded scan of one bucket, and free is O(1) with boundary tags.
  *
- * All metadata is in a side array (one 28-byte entry per region page,
- * MAP_NORESERVE, touched lazily), never in the pages themselves.
+ * All metadata is in a side array (one 28-byte entry per region page),
+ * never in the pages themselves.
+ *
+ * The region and the side array are address space (PROT_NONE) made
+ * writable only up to the committed end (commit_pages), which the
+ * frontier pushes forward in REGION_STEP steps: the kernel's overcommit
+ * policy judges each step as it would a new mapping, so a sample or
+ * large block the machine cannot back (malloc(64 GiB) here, 24 GiB of
+ * RAM) is refused at once, and strict overcommit charges what the
+ * region has used, not the 256 GiB reserved.
  */
 #include <errno.h>
 #include <string.h>
@@ -61,8 +69,15 @@ struct page_meta {
 #define NWORDS ((NBUCKETS + 63) / 64)
 #define SCAN_LIMIT 32
 
+/* Committed in steps of this many bytes of region (2 MiB: one mprotect
+ * per 256 pages of frontier growth) and of side array. */
+#define REGION_STEP ((size_t)2 << 20)
+#define META_STEP ((size_t)64 << 10)
+
 static uintptr_t base;
 static uint32_t npages, frontier;
+static uint32_t committed; /* pages [0, committed) writable, and their meta */
+static hs_lazy_t region_mem, meta_mem;
 static struct page_meta *meta;
 static uint32_t bucket_head[NKINDS][NBUCKETS];
 static uint64_t bitmap[NKINDS][NWORDS];
@@ -84,11 +99,14 @@ static size_t meta_bytes(void)
 int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 {
 	npages = pages;
-	meta = hs_os_reserve(meta_bytes(), 1 << 16);
-	if (!meta) {
+	if (hs_lazy_init(&meta_mem, meta_bytes(), 1 << 16)) {
 		npages = 0;
 		return -ENOMEM;
 	}
+	meta = (struct page_meta *)meta_mem.base;
+	region_mem = (hs_lazy_t){.base = (char *)region,
+				 .size = (size_t)pages << HS_PAGE_SHIFT};
+	committed = 0;
 	for (int k = 0; k < NKINDS; k++)
 		for (int i = 0; i < NBUCKETS; i++)
 			bucket_head[k][i] = HS_PAGES_NONE;
@@ -96,6 +114,24 @@ int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 	frontier = 0;
 	warm_limit = cache_pages;
 	return 0;
+}
+
+/* Make pages [0, end) and their side-array entries writable.  false when
+ * the kernel refuses (nothing the allocator sees changed). */
+static bool commit_pages(uint64_t end)
+{
+	if (end <= committed)
+		return true;
+	if (end > npages ||
+	    hs_lazy_commit(&region_mem, end << HS_PAGE_SHIFT, REGION_STEP))
+		return false;
+	/* (a region committed ahead of its index is only charged early) */
+	uint64_t got = region_mem.committed >> HS_PAGE_SHIFT;
+	if (hs_lazy_commit(&meta_mem, got * sizeof(struct page_meta),
+			   META_STEP))
+		return false;
+	committed = (uint32_t)got;
+	return true;
 }
 
 static unsigned bucket_of(uint32_t len)
@@ -302,7 +338,9 @@ static uint32_t merge_warm(uint32_t n)
 		if (h != HS_PAGES_NONE)
 			lo = h;
 		if (e == frontier)
-			hi = npages;
+			/* the pages past the frontier, if the kernel
+			 * backs them */
+			hi = commit_pages(lo + n) ? npages : committed;
 		else if (right_free(e, COLD))
 			hi = (uint64_t)e + meta[e].len;
 		if (hi - lo >= n) {
@@ -358,7 +396,7 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 		zeroed = 1;
 	} else {
 		a = (frontier + align_pages - 1) & ~(align_pages - 1);
-		if ((uint64_t)a + n > npages)
+		if ((uint64_t)a + n > npages || !commit_pages((uint64_t)a + n))
 			return HS_PAGES_NONE;
 		if (a > frontier)
 			make_free(frontier, a - frontier, COLD, 0);
@@ -380,7 +418,8 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 		return true;
 	need = n - len;
 	if (e == frontier) {
-		if ((uint64_t)e + need > npages)
+		if ((uint64_t)e + need > npages ||
+		    !commit_pages((uint64_t)e + need))
 			return false;
 		frontier += need;
 	} else if (e < frontier && meta[e].tag == TAG_FREE_HEAD &&
@@ -549,7 +588,7 @@ uint64_t hs_pages_trim(void)
 	 * that reach it merge into it), and this was ~70 KiB of metadata
 	 * left resident after a 256 MiB heap was built, freed and trimmed. */
 	uintptr_t lo = ((uintptr_t)&meta[frontier] + 4095) & ~(uintptr_t)4095;
-	uintptr_t hi = (uintptr_t)meta + meta_bytes();
+	uintptr_t hi = (uintptr_t)meta + meta_mem.committed;
 	if (hi > lo)
 		hs_os_decommit((void *)lo, hi - lo);
 	return released;
