@@ -13,7 +13,8 @@
 
 #include "span.h"
 
-/* Heap growth granularity: reservations are at least this big. */
+/* Heap growth: standard chunks of this much address space, committed in
+ * 2 MiB steps; a request above it gets a mapping of its own. */
 #define HS_HEAP_CHUNK ((size_t)64 << 20)
 
 /*

@@ -141,9 +141,14 @@ static void test_release_policy(void **state)
 	 * stays */
 	held = malloc(40 * MIB);
 	gone = malloc(30 * MIB);
+	/* kept between them: freed side by side, gone and late would
+	 * merge into one span freed just now (the heap grows in 2 MiB
+	 * steps, so they are neighbours) */
+	char *sep = malloc(2 * MIB);
 	char *late = malloc(2 * MIB);
 	assert_non_null(held);
 	assert_non_null(gone);
+	assert_non_null(sep);
 	assert_non_null(late);
 	touch(held, 40 * MIB);
 	touch(gone, 30 * MIB);
@@ -158,6 +163,7 @@ static void test_release_policy(void **state)
 	assert_true(committed_free() <= FLOOR);
 	assert_int_equal(hs_page_heap_is_valid(), 1);
 	free(held);
+	free(sep);
 }
 
 int main(void)
