@@ -571,17 +571,18 @@ void *hs_region_alloc(size_t n)
 	return (void *)(hs_sampled_start + ((uintptr_t)page << HS_PAGE_SHIFT));
 }
 
-bool hs_region_zeroed(const void *p)
+bool hs_region_dirty(const void *p, size_t *off, size_t *len)
 {
-	uint32_t slot, page = 0;
-	bool z = false;
+	uint32_t slot, page = 0, first = 0, count = 0;
 
 	pthread_mutex_lock(&lock);
 	slot = lookup(p, &page);
 	if (slot != HS_PAGES_NONE)
-		z = hs_pages_zeroed(page);
+		hs_pages_dirty(page, &first, &count);
 	pthread_mutex_unlock(&lock);
-	return z;
+	*off = (size_t)first << HS_PAGE_SHIFT;
+	*len = (size_t)count << HS_PAGE_SHIFT;
+	return slot != HS_PAGES_NONE;
 }
 
 bool hs_region_grow(void *p, size_t n)

@@ -54,10 +54,12 @@ uint32_t hs_pages_slot(uint32_t page);
 /* Pages of the run in use starting at page (valid run only). */
 uint32_t hs_pages_len(uint32_t page);
 
-/* Did every page of the run in use starting at page (valid run only)
- * come decommitted or never used, so it reads as zeros until written?
- * A run grown by hs_pages_extend keeps the answer of its first part. */
-bool hs_pages_zeroed(uint32_t page);
+/* The pages of the run in use starting at page (valid run only) that may
+ * hold old data: *count pages from *first (offsets in the run); the
+ * others came decommitted or never used and read as zeros until
+ * written.  A run grown by hs_pages_extend keeps the answer of its first
+ * part. */
+void hs_pages_dirty(uint32_t page, uint32_t *first, uint32_t *count);
 
 /* Return the run starting at page (valid run only): it stays committed
  * as the newest cached run, coalesced with cached neighbours; while the

@@ -51,7 +51,9 @@ enum { COLD = 0, WARM = 1, NKINDS = 2 };
 
 /*
  * TAG_USED:      len = pages, a = registry slot (or the caller's tag),
- *                b = 1 when every page came decommitted or never used
+ *                older, newer = first page and count of the pages that
+ *                may hold old data (the rest came decommitted or never
+ *                used and reads as zeros)
  * TAG_FREE_HEAD: len = pages, a = next, b = prev in its bucket list;
  *                warm runs also: older / newer in the LRU list
  * TAG_FREE_TAIL: len = index of the run's head page (runs of 2+ pages)
@@ -323,7 +325,7 @@ static bool right_free(uint32_t e, unsigned k)
  * lacks (the page heap merges committed and released spans the same
  * way).  Returns the first page of [a, a + n), taken out of the lists
  * with the leftover cold pieces put back, or HS_PAGES_NONE. */
-static uint32_t merge_warm(uint32_t n)
+static uint32_t merge_warm(uint32_t n, uint32_t *dirty, uint32_t *ndirty)
 {
 	uint32_t best = HS_PAGES_NONE, best_len = 0, i = 0;
 
@@ -369,13 +371,19 @@ static uint32_t merge_warm(uint32_t n)
 	}
 	/* the cold pieces left on either side go back */
 	carve(start, end - start, a, n, COLD, 0);
+	/* only the warm run's pages may hold old data: a calloc that
+	 * cleared all of [a, a + n) made 8 GiB resident for a run of a few
+	 * warm pages beside cold ones */
+	uint32_t dlo = w > a ? w : a, dhi = e < a + n ? e : a + n;
+	*dirty = dlo - a;
+	*ndirty = dhi > dlo ? dhi - dlo : 0;
 	return a;
 }
 
 uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 {
 	uint64_t need = (uint64_t)n + align_pages - 1;
-	uint32_t s, len, a, t, zeroed = 0;
+	uint32_t s, len, a, t, dirty = 0, ndirty = n;
 
 	if (n == 0 || align_pages == 0 || need > npages)
 		return HS_PAGES_NONE;
@@ -387,13 +395,13 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 		carve(s, len, a, n, WARM, t);
 		recycled_pages += n;
 	} else if (align_pages == 1 && warm_pages &&
-		   (a = merge_warm(n)) != HS_PAGES_NONE) {
+		   (a = merge_warm(n, &dirty, &ndirty)) != HS_PAGES_NONE) {
 		/* taken out of the lists, leftovers put back */
 	} else if ((s = find_free(COLD, (uint32_t)need, &len, &t)) !=
 		   HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
 		carve(s, len, a, n, COLD, 0);
-		zeroed = 1;
+		ndirty = 0;
 	} else {
 		a = (frontier + align_pages - 1) & ~(align_pages - 1);
 		if ((uint64_t)a + n > npages || !commit_pages((uint64_t)a + n))
@@ -401,10 +409,13 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 		if (a > frontier)
 			make_free(frontier, a - frontier, COLD, 0);
 		frontier = a + n;
-		zeroed = 1;
+		ndirty = 0;
 	}
-	meta[a] = (struct page_meta){
-		.tag = TAG_USED, .len = n, .a = slot, .b = zeroed};
+	meta[a] = (struct page_meta){.tag = TAG_USED,
+				     .len = n,
+				     .a = slot,
+				     .older = dirty,
+				     .newer = ndirty};
 	in_use += n;
 	return a;
 }
@@ -456,9 +467,10 @@ uint32_t hs_pages_len(uint32_t page)
 	return meta[page].len;
 }
 
-bool hs_pages_zeroed(uint32_t page)
+void hs_pages_dirty(uint32_t page, uint32_t *first, uint32_t *count)
 {
-	return meta[page].b != 0;
+	*first = meta[page].older;
+	*count = meta[page].newer;
 }
 
 /* Decommit the pages [s, s + len) (not in any list) and make them a cold
