@@ -148,7 +148,8 @@ void *hs_calloc(size_t count, size_t size)
 		/* only the pages not fresh or decommitted: clearing the
 		 * rest would make them resident */
 		if (off < n)
-			memset((char *)p + off, 0, len < n - off ? len : n - off);
+			memset((char *)p + off, 0,
+			       len < n - off ? len : n - off);
 		return p;
 	}
 	memset(p, 0, n);

@@ -64,8 +64,8 @@ static void test_page_heap(void **state)
 			if (i == 1 && p == 1)
 				assert_null(hs_pagemap_get(s[i]->start + p));
 			else
-				assert_ptr_equal(hs_pagemap_get(s[i]->start + p),
-						 s[i]);
+				assert_ptr_equal(
+					hs_pagemap_get(s[i]->start + p), s[i]);
 		memset(hs_span_addr(s[i]), 0xab, hs_span_bytes(s[i]));
 	}
 	assert_int_equal(hs_page_heap_is_valid(), 1);

@@ -66,14 +66,14 @@ static int failures;
 static void *volatile sink;
 static const char nothrow_dummy; /* stands for std::nothrow */
 
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			failures++;                                           \
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			failures++;                                            \
 			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-		}                                                             \
+			printf(__VA_ARGS__);                                   \
+			printf("\n");                                          \
+		}                                                              \
 	} while (0)
 
 static size_t opaque(size_t n)
@@ -218,7 +218,8 @@ static void *e_posix_memalign_64(size_t n, int *err)
 	int saved = errno;
 	*err = posix_memalign(&p, 64, opaque(n));
 	if (*err) {
-		CHECK(p == (void *)0x5a5a, "posix_memalign wrote *out on error");
+		CHECK(p == (void *)0x5a5a,
+		      "posix_memalign wrote *out on error");
 		CHECK(errno == saved, "posix_memalign changed errno");
 		return NULL;
 	}
@@ -230,7 +231,8 @@ static void *e_posix_memalign_1g(size_t n, int *err)
 	void *p = (void *)0x5a5a;
 	*err = posix_memalign(&p, GIB, opaque(n));
 	if (*err) {
-		CHECK(p == (void *)0x5a5a, "posix_memalign wrote *out on error");
+		CHECK(p == (void *)0x5a5a,
+		      "posix_memalign wrote *out on error");
 		return NULL;
 	}
 	CHECK(((uintptr_t)p & (GIB - 1)) == 0, "%p not 1 GiB aligned", p);
@@ -287,7 +289,8 @@ static void *e_new_array_nothrow(size_t n, int *err)
 
 static void *e_new_aligned_nothrow(size_t n, int *err)
 {
-	void *p = _ZnwmSt11align_val_tRKSt9nothrow_t(opaque(n), 256, &nothrow_dummy);
+	void *p = _ZnwmSt11align_val_tRKSt9nothrow_t(opaque(n), 256,
+						     &nothrow_dummy);
 	*err = p ? 0 : ENOMEM;
 	return p;
 }
@@ -404,11 +407,11 @@ static int run_impossible(void)
 				if (t > worst)
 					worst = t;
 				if (round == 0)
-					expect_refused(entries[e].name, sizes[s],
-						       p, err, t, d);
+					expect_refused(entries[e].name,
+						       sizes[s], p, err, t, d);
 				else if (p || err != ENOMEM)
-					expect_refused(entries[e].name, sizes[s],
-						       p, err, t, d);
+					expect_refused(entries[e].name,
+						       sizes[s], p, err, t, d);
 			}
 			/* realloc of a live block: NULL, ENOMEM, intact */
 			unsigned char *blocks[2] = {small, large};
@@ -574,9 +577,10 @@ static int run_grant(void)
 		if (every_sampled)
 			CHECK(sampled_taken == taken + 1,
 			      "%s(%zu) was not sampled", entries[e].name, g);
-		size_t pages = touch_sparse(
-			p, g, entries[e].fn == e_calloc ||
-				      entries[e].fn == e_calloc_n1);
+		size_t pages =
+			touch_sparse(p, g,
+				     entries[e].fn == e_calloc ||
+					     entries[e].fn == e_calloc_n1);
 		size_t rss = rss_bytes();
 		/* each touch may fault a 2 MiB transparent huge page */
 		CHECK(rss < rss0 + pages * 2 * MIB + 4 * MIB,
