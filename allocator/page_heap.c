@@ -378,8 +378,7 @@ static size_t release_locked(size_t bytes)
  * The merged span counts as committed unless every piece was released
  * (so it is not assumed zero); its released pages are then counted as
  * committed until the release policy or a trim madvises them again,
- * which is harmless.  Best fit: the shortest such run.  (A run whose
- * committed pieces are at most 1/8 of it is released whole, below.) */
+ * which is harmless.  Best fit: the shortest such run. */
 static hs_span_t *merge_run_locked(size_t want)
 {
 	hs_span_t *best = NULL;
@@ -408,38 +407,20 @@ static hs_span_t *merge_run_locked(size_t want)
 			}
 	if (!best)
 		return NULL;
-	/* A run mostly released (committed pieces at most 1/8 of it) is
-	 * released whole: its committed pages are few to fault in again,
-	 * and as "committed" the run is not known zero, so a calloc of it
-	 * would write (and make resident) all of it: calloc(8 GiB) over a
-	 * released 8 GiB span and a few MiB beside it. */
-	size_t committed = 0, len = 0;
-	for (hs_span_t *s = best; len < best_len;
-	     s = hs_pagemap_get(s->start + s->npages)) {
-		len += s->npages;
-		if (s->location != HS_SPAN_RELEASED)
-			committed += s->npages;
-	}
-	bool release = committed && committed * 8 <= best_len;
-	len = 0;
+	bool all_released = true;
+	size_t len = 0;
 	for (hs_span_t *s = best; len < best_len;) {
 		hs_span_t *nx = hs_pagemap_get(s->start + s->npages);
 		len += s->npages;
+		all_released &= s->location == HS_SPAN_RELEASED;
 		list_remove(s);
-		if (release && s->location != HS_SPAN_RELEASED) {
-			hs_os_decommit(hs_span_addr(s), hs_span_bytes(s));
-			hs_stat_add(HS_STAT_release_calls_count, 1);
-			hs_stat_add(HS_STAT_released_total_bytes,
-				    (int64_t)hs_span_bytes(s));
-		}
 		set_edges(s, NULL); /* free_locked maps the run's edges */
 		if (s != best)
 			hs_span_delete(s);
 		s = nx;
 	}
 	best->npages = len;
-	free_locked(best,
-		    committed && !release ? HS_SPAN_FREE : HS_SPAN_RELEASED);
+	free_locked(best, all_released ? HS_SPAN_RELEASED : HS_SPAN_FREE);
 	hs_stat_add(HS_STAT_pageheap_merge_count, 1);
 	return find_locked(want);
 }

@@ -105,52 +105,6 @@ static void test_merge_mixed_run(void **state)
 	free(ballast);
 }
 
-/* A run that is mostly released (one committed piece of 1000 pages
- * beside a released one of 10000) is released whole when merged: the
- * span is zeroed (calloc need not write, and make resident, all of it)
- * and the committed piece's pages read as zeros. */
-static void test_merge_mostly_released(void **state)
-{
-	(void)state;
-	void *ballast = malloc(64 * MIB);
-	assert_non_null(ballast);
-	hs_span_t *big = hs_page_heap_alloc(12000, 1);
-	assert_non_null(big);
-	uintptr_t base = big->start;
-	hs_page_heap_free(big);
-	hs_span_t *g1 = hs_page_heap_alloc(1, 1);
-	hs_span_t *a = hs_page_heap_alloc(10000, 1);
-	hs_span_t *b = hs_page_heap_alloc(1000, 1);
-	hs_span_t *g2 = hs_page_heap_alloc(999, 1);
-	assert_non_null(g1);
-	assert_non_null(a);
-	assert_non_null(b);
-	assert_non_null(g2);
-	assert_int_equal(a->start, base + 1);
-	assert_int_equal(b->start, base + 10001);
-	memset(hs_span_addr(b), 0xa5, hs_span_bytes(b));
-	hs_page_heap_free(a);
-	hs_page_heap_release(SIZE_MAX);
-	hs_page_heap_free(b); /* committed, beside released a */
-	int64_t released = hs_stat_get(HS_STAT_released_total_bytes);
-	hs_span_t *m = hs_page_heap_alloc(11000, 1);
-	assert_non_null(m);
-	assert_int_equal(m->start, base + 1);
-	assert_int_equal(m->zeroed, 1);
-	assert_int_equal(hs_stat_get(HS_STAT_released_total_bytes),
-			 released + 1000 * 8192);
-	const unsigned char *bp = hs_span_addr(m);
-	for (size_t i = 10000 * 8192; i < 11000 * 8192; i += 512)
-		assert_int_equal(bp[i], 0);
-	assert_int_equal(hs_page_heap_is_valid(), 1);
-	assert_int_equal(hs_pagemap_is_valid(), 1);
-	hs_page_heap_free(m);
-	hs_page_heap_free(g1);
-	hs_page_heap_free(g2);
-	hs_page_heap_release(SIZE_MAX);
-	free(ballast);
-}
-
 static void touch(char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i += 4096)
@@ -216,7 +170,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_mixed_run),
-		cmocka_unit_test(test_merge_mostly_released),
 		cmocka_unit_test(test_release_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
