@@ -12,6 +12,7 @@ target_link_libraries(test_sizes PRIVATE heapscope)
 add_executable(sizes_new ${CMAKE_CURRENT_SOURCE_DIR}/programs/sizes_new.cc)
 target_compile_options(sizes_new PRIVATE -fno-builtin)
 target_link_libraries(sizes_new PRIVATE heapscope)
+add_executable(with_overcommit ${CMAKE_CURRENT_SOURCE_DIR}/programs/with_overcommit.c)
 
 foreach(v "rate_0|HEAPSCOPE_SAMPLE_RATE=0"
           "rate_default|HEAPSCOPE_SAMPLE_RATE=2097152"
@@ -22,7 +23,8 @@ foreach(v "rate_0|HEAPSCOPE_SAMPLE_RATE=0"
   math(EXPR _bar "${_bar} + 1")
   string(SUBSTRING "${v}" ${_bar} -1 _env)
   add_test(NAME rel_sizes_${_name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_sizes.sh
-    $<TARGET_FILE:test_sizes> $<TARGET_FILE:sizes_new>)
+    $<TARGET_FILE:test_sizes> $<TARGET_FILE:sizes_new>
+    $<TARGET_FILE:with_overcommit>)
   set_tests_properties(rel_sizes_${_name} PROPERTIES TIMEOUT 120
     LABELS "allocator;reliability;root" ENVIRONMENT "${_env}"
     SKIP_RETURN_CODE 77 RESOURCE_LOCK vm_overcommit)

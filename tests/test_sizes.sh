@@ -7,15 +7,19 @@
 # hands out memory the machine cannot back, gets the test OOM-killed and
 # not the host:
 #   1. under the host's overcommit policy (normally the heuristic, 0);
-#   2. as root, under strict overcommit (vm.overcommit_memory=2), set for
-#      the few milliseconds these programs take and restored on every
-#      exit path: a trap, and a watchdog (own session) that restores it
-#      if this script is killed outright.  A lock serialises the window
-#      between tests that change the setting.
+#   2. as root, under strict overcommit (vm.overcommit_memory=2), set by
+#      with_overcommit for the run of each program only (milliseconds)
+#      and put back by it as the program exits.  The setting is
+#      host-wide, and under it with CommitLimit used up nothing can fork,
+#      so nothing here forks while it is set: if with_overcommit is
+#      killed, this script restores it with shell builtins (trap), and a
+#      watchdog started before (own session, builtins only) restores it
+#      after 60 s (HS_OVERCOMMIT_WATCHDOG_S) if this script is killed too.  A lock serialises tests
+#      that change the setting.
 # Exit 77 = skip (not root, no memory cgroup v1); a failure when CI=true.
-# usage: test_sizes.sh TEST_SIZES SIZES_NEW
+# usage: test_sizes.sh TEST_SIZES SIZES_NEW WITH_OVERCOMMIT
 set -u
-TEST=$1 NEW=$2
+TEST=$1 NEW=$2 WITH=$3
 OVERCOMMIT=/proc/sys/vm/overcommit_memory
 LOCK=/run/lock/heapscope-overcommit.lock
 CGROOT=/sys/fs/cgroup/memory
@@ -25,27 +29,33 @@ skip() {
 	if [ "${CI:-}" = "true" ]; then exit 1; fi
 	exit 77
 }
-[ -x "$TEST" ] && [ -x "$NEW" ] || { echo "FAIL: $TEST or $NEW missing"; exit 1; }
+for f in "$TEST" "$NEW" "$WITH"; do
+	[ -x "$f" ] || { echo "FAIL: $f missing"; exit 1; }
+done
 [ "$(id -u)" -eq 0 ] || skip "needs root (memory cgroup, vm.overcommit_memory)"
 [ -w "$CGROOT/cgroup.procs" ] || [ -w "$CGROOT/tasks" ] ||
 	skip "no writable cgroup v1 memory controller at $CGROOT"
 
 cg=$CGROOT/heapscope-test-$$
 marker=/run/lock/heapscope-overcommit-restore.$$
-watchdog="" restored=1 old_mode=""
+fifo=/run/lock/heapscope-overcommit-wait.$$
+watchdog="" old_mode=""
+# builtins only: under strict overcommit this shell may not fork
 restore_mode() {
-	if [ $restored = 0 ]; then
+	local now
+	[ -n "$old_mode" ] || return 0
+	read -r now <$OVERCOMMIT
+	if [ "$now" != "$old_mode" ]; then
 		echo "$old_mode" >$OVERCOMMIT
-		restored=1
-		rm -f "$marker"
-		# its own process group (setsid): the shell and its sleep
-		[ -n "$watchdog" ] && kill -- -"$watchdog" 2>/dev/null
-		watchdog=""
-		echo "vm.overcommit_memory restored to $(cat $OVERCOMMIT)"
+		echo "vm.overcommit_memory was $now after a run: restored to $old_mode"
+		fail=1
 	fi
 }
 cleanup() {
 	restore_mode
+	# its own process group (setsid): the shell and nothing else
+	[ -n "$watchdog" ] && kill -- -"$watchdog" 2>/dev/null
+	rm -f "$marker" "$fifo"
 	# only our children ever join the cgroup
 	if [ -d "$cg" ]; then
 		for p in $(cat "$cg/tasks" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
@@ -58,6 +68,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+# cgroups of runs killed outright (their script is gone), once empty
+for d in "$CGROOT"/heapscope-test-*; do
+	[ -d "$d" ] && ! kill -0 "${d##*-}" 2>/dev/null && rmdir "$d" 2>/dev/null
+done
 mkdir "$cg" || skip "cannot create $cg"
 echo 256M >"$cg/memory.limit_in_bytes" || { echo "FAIL: cannot limit $cg"; exit 1; }
 if [ -e "$cg/memory.memsw.limit_in_bytes" ]; then
@@ -87,21 +101,30 @@ run_cg() {
 	fi
 }
 
+# phase [MODE]: the three programs, each under vm.overcommit_memory=MODE
+# when given (the list of sizes is made before, under the current mode
+# but for MODE)
 phase() {
-	echo "=== vm.overcommit_memory=$(cat $OVERCOMMIT) HEAPSCOPE_SAMPLE_RATE=${HEAPSCOPE_SAMPLE_RATE:-(default)}"
-	run_cg "test_sizes impossible" "$TEST" impossible
-	run_cg "test_sizes grant" "$TEST" grant
-	# shellcheck disable=SC2046
-	run_cg "sizes_new" "$NEW" $("$TEST" list 2>/dev/null)
+	local with=()
+	[ $# = 1 ] && with=("$WITH" "$1")
+	local sizes
+	sizes=$("${with[@]}" "$TEST" list 2>/dev/null)
+	echo "=== vm.overcommit_memory=${1:-$(cat $OVERCOMMIT)} HEAPSCOPE_SAMPLE_RATE=${HEAPSCOPE_SAMPLE_RATE:-(default)}"
+	run_cg "test_sizes impossible" "${with[@]}" "$TEST" impossible
+	restore_mode
+	run_cg "test_sizes grant" "${with[@]}" "$TEST" grant
+	restore_mode
+	# shellcheck disable=SC2086
+	run_cg "sizes_new" "${with[@]}" "$NEW" $sizes
+	restore_mode
 }
 
 phase
 
-# strict overcommit: the whole host is under it while set, so only for
-# these runs, and only with room left for the rest of the host
+# strict overcommit, with room left for the rest of the host
 exec 9>"$LOCK"
 flock -w 120 9 || { echo "FAIL: cannot lock $LOCK"; exit 1; }
-old_mode=$(cat $OVERCOMMIT)
+read -r old_mode <$OVERCOMMIT
 if [ "$old_mode" = 2 ]; then
 	echo "(the host already runs strict overcommit: phase 1 covered it)"
 else
@@ -113,13 +136,16 @@ else
 		skip "strict overcommit would leave the host ${room_mib} MiB of CommitLimit (< 2 GiB); not switching"
 	fi
 	echo "$old_mode" >"$marker"
-	setsid sh -c 'sleep 60; if [ -e "$1" ]; then cat "$1" >'$OVERCOMMIT'; rm -f "$1"; fi' \
-		sh "$marker" </dev/null >/dev/null 2>&1 &
+	rm -f "$fifo" && mkfifo "$fifo" || { echo "FAIL: mkfifo $fifo"; exit 1; }
+	# read -t on a FIFO opened read-write: a 60 s wait with no process
+	setsid bash -c 'exec 8<>"$2"; read -r -t "$3" -u 8 _
+		[ -e "$1" ] || exit 0
+		read -r m <"$1"; echo "$m" >'$OVERCOMMIT'
+		rm -f "$1" "$2"; rmdir "$4"' \
+		bash "$marker" "$fifo" "${HS_OVERCOMMIT_WATCHDOG_S:-60}" "$cg" \
+		</dev/null >/dev/null 2>&1 &
 	watchdog=$!
-	restored=0
-	echo 2 >$OVERCOMMIT
-	phase
-	restore_mode
+	phase 2
 fi
 flock -u 9
 
