@@ -5,7 +5,8 @@
 # Sampling off, at the default period and at period 1 (every call sampled:
 # huge samples go to the sampled region first); and sampling off with
 # every large block in the region (HEAPSCOPE_REGION_BLOCK_MAX=1024G).
-# RESOURCE_LOCK: the runs switch vm.overcommit_memory, host-wide.
+# RUN_SERIAL: the runs switch vm.overcommit_memory, host-wide, so no other
+# test of this suite runs meanwhile.
 add_executable(test_sizes ${CMAKE_CURRENT_SOURCE_DIR}/test_sizes.c)
 target_compile_options(test_sizes PRIVATE -fno-builtin)
 target_link_libraries(test_sizes PRIVATE heapscope)
@@ -27,5 +28,5 @@ foreach(v "rate_0|HEAPSCOPE_SAMPLE_RATE=0"
     $<TARGET_FILE:with_overcommit>)
   set_tests_properties(rel_sizes_${_name} PROPERTIES TIMEOUT 120
     LABELS "allocator;reliability;root" ENVIRONMENT "${_env}"
-    SKIP_RETURN_CODE 77 RESOURCE_LOCK vm_overcommit)
+    SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
