@@ -72,15 +72,16 @@ void *hs_region_alloc(size_t n)
 	return hs_region_addr(page);
 }
 
-bool hs_region_zeroed(const void *p)
+bool hs_region_dirty(const void *p, size_t *off, size_t *len)
 {
-	uint32_t slot, page = 0;
-	bool z = false;
+	uint32_t slot, page = 0, first = 0, count = 0;
 
 	hs_region_lock();
 	slot = hs_region_lookup(p, &page);
 	if (slot != HS_PAGES_NONE)
-		z = hs_pages_zeroed(page);
+		hs_pages_dirty(page, &first, &count);
 	hs_region_unlock();
-	return z;
+	*off = (size_t)first << HS_PAGE_SHIFT;
+	*len = (size_t)count << HS_PAGE_SHIFT;
+	return slot != HS_PAGES_NONE;
 }

@@ -29,8 +29,16 @@
  * non-empty buckets, so allocation is a bitmap search plus (for long runs)
  * a bounded scan of one bucket, and free is O(1) with boundary tags.
  *
- * All metadata is in a side array (one 28-byte entry per region page,
- * MAP_NORESERVE, touched lazily), never in the pages themselves.
+ * All metadata is in a side array (one 28-byte entry per region page),
+ * never in the pages themselves.
+ *
+ * The region and the side array are address space (PROT_NONE) made
+ * writable only up to the committed end (hs_pages_commit), which the
+ * frontier pushes forward in REGION_STEP steps: the kernel's overcommit
+ * policy judges each step as it would a new mapping, so a sample or
+ * large block the machine cannot back (malloc(64 GiB) here, 24 GiB of
+ * RAM) is refused at once, and strict overcommit charges what the
+ * region has used, not the 256 GiB reserved.
  *
  * This file holds the run index (tags, buckets, allocation, extension,
  * coalescing, the checker); the warm cache's policy (which freed runs
@@ -61,11 +69,14 @@ static size_t meta_bytes(void)
 int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 {
 	hs_pg.npages = pages;
-	hs_pg.meta = hs_os_reserve(meta_bytes(), 1 << 16);
-	if (!hs_pg.meta) {
+	if (hs_lazy_init(&hs_pg.meta_mem, meta_bytes(), 1 << 16)) {
 		hs_pg.npages = 0;
 		return -ENOMEM;
 	}
+	hs_pg.meta = (struct page_meta *)hs_pg.meta_mem.base;
+	hs_pg.region_mem = (hs_lazy_t){.base = (char *)region,
+				       .size = (size_t)pages << HS_PAGE_SHIFT};
+	hs_pg.committed = 0;
 	for (int k = 0; k < NKINDS; k++)
 		for (int i = 0; i < NBUCKETS; i++)
 			hs_pg.bucket_head[k][i] = HS_PAGES_NONE;
@@ -73,6 +84,22 @@ int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 	hs_pg.frontier = 0;
 	hs_pg.warm_limit = cache_pages;
 	return 0;
+}
+
+bool hs_pages_commit(uint64_t end)
+{
+	if (end <= hs_pg.committed)
+		return true;
+	if (end > hs_pg.npages ||
+	    hs_lazy_commit(&hs_pg.region_mem, end << HS_PAGE_SHIFT, REGION_STEP))
+		return false;
+	/* (a region committed ahead of its index is only charged early) */
+	uint64_t got = hs_pg.region_mem.committed >> HS_PAGE_SHIFT;
+	if (hs_lazy_commit(&hs_pg.meta_mem, got * sizeof(struct page_meta),
+			   META_STEP))
+		return false;
+	hs_pg.committed = (uint32_t)got;
+	return true;
 }
 
 static unsigned bucket_of(uint32_t len)
@@ -262,7 +289,7 @@ bool hs_pages_right_free(uint32_t e, unsigned k)
 uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 {
 	uint64_t need = (uint64_t)n + align_pages - 1;
-	uint32_t s, len, a, t, zeroed = 0;
+	uint32_t s, len, a, t, dirty = 0, ndirty = n;
 
 	if (n == 0 || align_pages == 0 || need > hs_pg.npages)
 		return HS_PAGES_NONE;
@@ -274,25 +301,29 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 		hs_pages_carve(s, len, a, n, WARM, t);
 		hs_pg.recycled_pages += n;
 	} else if (align_pages == 1 && hs_pg.warm_pages &&
-		   (a = hs_pages_merge_warm(n)) != HS_PAGES_NONE) {
+		   (a = hs_pages_merge_warm(n, &dirty, &ndirty)) != HS_PAGES_NONE) {
 		/* taken out of the lists, leftovers put back */
 	} else if ((s = find_free(COLD, (uint32_t)need, &len, &t)) !=
 		   HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
 		hs_pages_carve(s, len, a, n, COLD, 0);
-		zeroed = 1;
+		ndirty = 0;
 	} else {
 		a = (hs_pg.frontier + align_pages - 1) & ~(align_pages - 1);
-		if ((uint64_t)a + n > hs_pg.npages)
+		if ((uint64_t)a + n > hs_pg.npages ||
+		    !hs_pages_commit((uint64_t)a + n))
 			return HS_PAGES_NONE;
 		if (a > hs_pg.frontier)
 			hs_pages_make_free(hs_pg.frontier, a - hs_pg.frontier,
 					   COLD, 0);
 		hs_pg.frontier = a + n;
-		zeroed = 1;
+		ndirty = 0;
 	}
-	hs_pg.meta[a] = (struct page_meta){
-		.tag = TAG_USED, .len = n, .a = slot, .b = zeroed};
+	hs_pg.meta[a] = (struct page_meta){.tag = TAG_USED,
+					   .len = n,
+					   .a = slot,
+					   .older = dirty,
+					   .newer = ndirty};
 	hs_pg.in_use += n;
 	hs_assert_internal(hs_pg.meta[a].tag == TAG_USED &&
 			   hs_pg.meta[a].len == n && a + n <= hs_pg.frontier);
@@ -308,7 +339,8 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 		return true;
 	need = n - len;
 	if (e == hs_pg.frontier) {
-		if ((uint64_t)e + need > hs_pg.npages)
+		if ((uint64_t)e + need > hs_pg.npages ||
+		    !hs_pages_commit((uint64_t)e + need))
 			return false;
 		hs_pg.frontier += need;
 	} else if (e < hs_pg.frontier && hs_pg.meta[e].tag == TAG_FREE_HEAD &&
@@ -346,9 +378,10 @@ uint32_t hs_pages_len(uint32_t page)
 	return hs_pg.meta[page].len;
 }
 
-bool hs_pages_zeroed(uint32_t page)
+void hs_pages_dirty(uint32_t page, uint32_t *first, uint32_t *count)
 {
-	return hs_pg.meta[page].b != 0;
+	*first = hs_pg.meta[page].older;
+	*count = hs_pg.meta[page].newer;
 }
 
 /* Decommit the pages [s, s + len) (not in any list) and make them a cold
@@ -386,7 +419,7 @@ uint64_t hs_pages_trim(void)
 	 * left resident after a 256 MiB heap was built, freed and trimmed. */
 	uintptr_t lo = ((uintptr_t)&hs_pg.meta[hs_pg.frontier] + 4095) &
 		       ~(uintptr_t)4095;
-	uintptr_t hi = (uintptr_t)hs_pg.meta + meta_bytes();
+	uintptr_t hi = (uintptr_t)hs_pg.meta + hs_pg.meta_mem.committed;
 	if (hi > lo)
 		hs_os_decommit((void *)lo, hi - lo);
 	hs_assert_expensive(hs_pages_is_valid() == 0);

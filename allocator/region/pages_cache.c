@@ -17,7 +17,7 @@
  * lacks (the page heap merges committed and released spans the same
  * way).  Returns the first page of [a, a + n), taken out of the lists
  * with the leftover cold pieces put back, or HS_PAGES_NONE. */
-uint32_t hs_pages_merge_warm(uint32_t n)
+uint32_t hs_pages_merge_warm(uint32_t n, uint32_t *dirty, uint32_t *ndirty)
 {
 	uint32_t best = HS_PAGES_NONE, best_len = 0, i = 0;
 
@@ -33,7 +33,10 @@ uint32_t hs_pages_merge_warm(uint32_t n)
 		if (h != HS_PAGES_NONE)
 			lo = h;
 		if (e == hs_pg.frontier)
-			hi = hs_pg.npages;
+			/* the pages past the frontier, if the kernel
+			 * backs them */
+			hi = hs_pages_commit(lo + n) ? hs_pg.npages
+						      : hs_pg.committed;
 		else if (hs_pages_right_free(e, COLD))
 			hi = (uint64_t)e + hs_pg.meta[e].len;
 		if (hi - lo >= n) {
@@ -62,6 +65,12 @@ uint32_t hs_pages_merge_warm(uint32_t n)
 	}
 	/* the cold pieces left on either side go back */
 	hs_pages_carve(start, end - start, a, n, COLD, 0);
+	/* only the warm run's pages may hold old data: a calloc that
+	 * cleared all of [a, a + n) made 8 GiB resident for a run of a few
+	 * warm pages beside cold ones */
+	uint32_t dlo = w > a ? w : a, dhi = e < a + n ? e : a + n;
+	*dirty = dlo - a;
+	*ndirty = dhi > dlo ? dhi - dlo : 0;
 	return a;
 }
 

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/os.h"
 #include "region/pages.h"
 
 enum { TAG_NONE = 0, TAG_USED, TAG_FREE_HEAD, TAG_FREE_TAIL };
@@ -18,7 +19,9 @@ enum { COLD = 0, WARM = 1, NKINDS = 2 };
 
 /*
  * TAG_USED:      len = pages, a = registry slot (or the caller's tag),
- *                b = 1 when every page came decommitted or never used
+ *                older, newer = first page and count of the pages that
+ *                may hold old data (the rest came decommitted or never
+ *                used and reads as zeros)
  * TAG_FREE_HEAD: len = pages, a = next, b = prev in its bucket list;
  *                warm runs also: older / newer in the LRU list
  * TAG_FREE_TAIL: len = index of the run's head page (runs of 2+ pages)
@@ -37,9 +40,16 @@ struct page_meta {
 /* Runs looked at in a log bucket, and warm runs tried by the merge. */
 #define SCAN_LIMIT 32
 
+/* Committed in steps of this many bytes of region (2 MiB: one mprotect
+ * per 256 pages of frontier growth) and of side array. */
+#define REGION_STEP ((size_t)2 << 20)
+#define META_STEP ((size_t)64 << 10)
+
 struct hs_pages_state {
 	uintptr_t base;		   /* the region */
 	uint32_t npages, frontier; /* pages; first never handed out */
+	uint32_t committed; /* pages [0, committed) writable, and their meta */
+	hs_lazy_t region_mem, meta_mem;
 	struct page_meta *meta;	   /* [npages] */
 	uint32_t bucket_head[NKINDS][NBUCKETS];
 	uint64_t bitmap[NKINDS][NWORDS]; /* non-empty buckets */
@@ -71,13 +81,17 @@ bool hs_pages_right_free(uint32_t e, unsigned k);
 /* Decommit [s, s + len) (in no list) and make it a cold run, merged with
  * cold neighbours or into the frontier. */
 void hs_pages_release_cold(uint32_t s, uint32_t len);
+/* Make pages [0, end) and their side-array entries writable.  false when
+ * the kernel refuses (nothing the allocator sees changed). */
+bool hs_pages_commit(uint64_t end);
 
 /* ---- pages_cache.c ---- */
 
 /* No warm run holds n pages: a warm run that, with its cold neighbours
  * or the frontier, does; the first page of [a, a + n), out of the lists
- * (leftovers put back), or HS_PAGES_NONE. */
-uint32_t hs_pages_merge_warm(uint32_t n);
+ * (leftovers put back), or HS_PAGES_NONE.  *dirty, *ndirty: the pages of
+ * [a, a + n) that may hold old data (those of the warm run). */
+uint32_t hs_pages_merge_warm(uint32_t n, uint32_t *dirty, uint32_t *ndirty);
 /* Warm runs older than the decay time go cold while more than
  * HEAPSCOPE_SAMPLED_CACHE is kept; now: coarse ms. */
 void hs_pages_decay(uint32_t now);

@@ -2,9 +2,12 @@
 /*
  * allocator/region/region.c - the sampled region and its lock.
  *
- * The region is reserved once (256 GiB of address space, MAP_NORESERVE,
- * MADV_NOHUGEPAGE on the whole of it), so sampling never splits a VMA and
- * free recognises a pointer in it with one compare (hs_is_sampled).
+ * The region is reserved once (256 GiB of address space, PROT_NONE,
+ * MADV_NOHUGEPAGE on the whole of it) and made writable front to back as
+ * it is used (region/pages.c), so it is at most two VMAs, strict
+ * overcommit charges only what was used, and the kernel refuses a block
+ * it could not back; free recognises a pointer in it with one compare
+ * (hs_is_sampled).
  * Every block in it owns whole 8 KiB pages (region/pages.c) and
  * starts at its first page; freed pages stay committed in a bounded
  * cache and are reused first.  Two kinds of blocks share those pages:
@@ -40,8 +43,8 @@ int hs_region_reserve(void)
 	size_t size;
 	void *region = NULL;
 
-	/* 256 GiB of address space costs nothing (MAP_NORESERVE); shrink
-	 * when the address space or overcommit policy refuses it. */
+	/* 256 GiB of address space costs nothing (PROT_NONE, committed as
+	 * used); shrink when the address space (RLIMIT_AS) refuses it. */
 	for (size = REGION_MAX; size >= REGION_MIN; size >>= 2) {
 		region = hs_os_reserve(size, HS_REGION_ALIGN);
 		if (region)

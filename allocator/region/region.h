@@ -31,9 +31,9 @@
 #define HS_REGION_PLAIN (HS_PAGES_NONE - 1)
 
 /*
- * Reserve the region (256 GiB of address space, MAP_NORESERVE, smaller
- * when refused, down to 1 GiB; MADV_NOHUGEPAGE on the whole of it, so
- * sampling never splits a VMA).  Not yet in use: hs_region_start does
+ * Reserve the region (256 GiB of address space, PROT_NONE until used,
+ * smaller when refused, down to 1 GiB; MADV_NOHUGEPAGE on the whole of
+ * it, so sampling never splits a VMA).  Not yet in use: hs_region_start does
  * that.  0 or -ENOMEM.  Start-up only (hs_sampling_init).
  */
 int hs_region_reserve(void);

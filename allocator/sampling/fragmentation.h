@@ -19,6 +19,10 @@
  * 100 ms, at most 16 per call).  now: the caller's CLOCK_MONOTONIC time
  * in ns (read once per event), stored as the slots' updated_ns. */
 int hs_frag_init(uint64_t capacity);
+/* Make the extensions of slots [0, slots) writable (they are address
+ * space until then, like the records).  0, or -ENOMEM when the kernel
+ * refuses; 0 when there is no extension array.  Region lock held. */
+int hs_frag_commit(uint64_t slots);
 void hs_frag_fill(uint32_t slot, uint64_t now);
 void hs_frag_clear(uint32_t slot);
 void hs_frag_refresh_some(uint64_t now);

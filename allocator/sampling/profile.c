@@ -51,12 +51,12 @@ struct heapscope_profile *hs_profile_new(uint32_t kind, size_t cap)
 {
 	size_t bytes = (cap * sizeof(struct heapscope_sample) + 0xFFF) &
 		       ~(size_t)0xFFF;
-	struct profile_box *box = hs_os_reserve(4096, 4096);
+	struct profile_box *box = hs_os_alloc(4096, 4096);
 
 	if (!box)
 		return NULL;
 	if (bytes) {
-		box->p.samples = hs_os_reserve(bytes, 4096);
+		box->p.samples = hs_os_alloc(bytes, 4096);
 		if (!box->p.samples) {
 			hs_os_unmap(box, 4096);
 			return NULL;

@@ -6,7 +6,7 @@
  * the public functions are api/profile_api.c.
  *
  * A session owns a fixed buffer of struct heapscope_sample taken from mmap
- * when it starts (MAP_NORESERVE, touched as it fills), so the hooks that
+ * when it starts (hs_os_alloc, touched as it fills), so the hooks that
  * run on the sampled path under the region lock never allocate.  Active
  * sessions sit in a small table walked on every sampled alloc (allocs
  * sessions) or sampled free (lifetime sessions); the table is only
