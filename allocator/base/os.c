@@ -34,6 +34,9 @@
 
 #define OS_PAGE 4096UL
 
+/* Everything above maps whole heapscope pages. */
+_Static_assert(HS_PAGE_SIZE % OS_PAGE == 0, "heapscope pages are OS pages");
+
 static HS_TLS uint32_t cached_tid;
 
 /* mmap of size bytes aligned to align: over-map by (align - 4 KiB) and

@@ -10,7 +10,12 @@
 #include "core/init.h"
 #include "core/large.h"
 #include "core/page_heap.h"
+#include "core/pagemap.h"
 #include "sampling.h"
+
+/* The largest block's pages are page numbers the pagemap covers. */
+_Static_assert((HS_LARGE_MAX >> HS_PAGE_SHIFT) <= ((size_t)1 << HS_PM_BITS),
+	       "HS_LARGE_MAX beyond the pagemap");
 
 void *hs_large_alloc_span(size_t n, size_t align)
 {

@@ -16,6 +16,17 @@
 #include "base/hs_common.h"
 
 #define HS_NUM_CLASSES 97
+/* hs_size_class_init's scheme: class 0, 8 classes of 16..128 bytes, then 8
+ * per power of two up to HS_MAX_SMALL_SIZE (a power of two); classes
+ * are stored in uint8_t (the lookup table, hs_span_t.size_class). */
+_Static_assert((HS_MAX_SMALL_SIZE & (HS_MAX_SMALL_SIZE - 1)) == 0 &&
+		       HS_MAX_SMALL_SIZE >= 256,
+	       "HS_MAX_SMALL_SIZE: a power of two of at least 256");
+_Static_assert(HS_NUM_CLASSES ==
+		       1 + 8 + 8 * (__builtin_ctzll(HS_MAX_SMALL_SIZE) - 7),
+	       "HS_NUM_CLASSES does not match the classes up to "
+	       "HS_MAX_SMALL_SIZE");
+_Static_assert(HS_NUM_CLASSES <= 256, "a size class fits in uint8_t");
 /* Index of the lookup table: 16-byte steps up to 1024, then 128-byte. */
 #define HS_CLASS_INDEX_MAX ((HS_MAX_SMALL_SIZE + 127 + (120 << 7)) >> 7)
 

@@ -44,6 +44,8 @@ struct page_meta {
  * per 256 pages of frontier growth) and of side array. */
 #define REGION_STEP ((size_t)2 << 20)
 #define META_STEP ((size_t)64 << 10)
+_Static_assert(REGION_STEP % HS_PAGE_SIZE == 0 && META_STEP % 4096 == 0,
+	       "commit steps are whole pages");
 
 struct hs_pages_state {
 	uintptr_t base;		   /* the region */

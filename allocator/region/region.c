@@ -30,6 +30,11 @@
 #define REGION_MAX ((size_t)256 << 30)
 #define REGION_MIN ((size_t)1 << 30)
 
+_Static_assert((HS_REGION_ALIGN & (HS_REGION_ALIGN - 1)) == 0 &&
+		       HS_REGION_ALIGN >= HS_PAGE_SIZE &&
+		       REGION_MIN % HS_REGION_ALIGN == 0,
+	       "the region is aligned to its largest block alignment");
+
 uintptr_t hs_sampled_start;
 uintptr_t hs_sampled_size;
 

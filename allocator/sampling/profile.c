@@ -16,6 +16,14 @@
 #include "sampling/registry.h"
 #include "sampling/sampler.h"
 
+/* Records, samples and the freeing stacks of sessions hold the same
+ * frames (copied with memcpy, depth clamped to HEAPSCOPE_MAX_FRAMES). */
+_Static_assert(sizeof(((struct heapscope_sample *)0)->stack) ==
+			       sizeof(((struct heapscope_record *)0)->stack) &&
+		       sizeof(((struct heapscope_sample *)0)->free_stack) ==
+			       HEAPSCOPE_MAX_FRAMES * sizeof(uint64_t),
+	       "a sample's stacks and a record's differ");
+
 /* Mapping size of a profile box: the header page plus the samples. */
 struct profile_box {
 	size_t samples_bytes;

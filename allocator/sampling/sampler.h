@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heapscope/heapscope.h"
 #include "sampling.h"
 
 /* Counter used while sampling is off (T <= 0): the slow path is still
@@ -45,6 +46,11 @@
 #define HS_SAMPLER_OFF_COUNTER ((size_t)128 << 20)
 /* Saturation of a drawn counter (an interval this large never ends). */
 #define HS_SAMPLER_MAX_COUNTER ((size_t)1 << 62)
+
+/* The largest period the API accepts draws counters far below the
+ * saturation (about 18 T at most), so a weight T + k - f never wraps. */
+_Static_assert(HEAPSCOPE_MAX_SAMPLE_PERIOD < (int64_t)(HS_SAMPLER_MAX_COUNTER / 32),
+	       "HEAPSCOPE_MAX_SAMPLE_PERIOD too close to the counter saturation");
 
 /* Global sampling period T in bytes (<= 0: off).  Loaded lazily from
  * HEAPSCOPE_SAMPLE_RATE.  Thread-safe (atomic). */

@@ -20,6 +20,11 @@
 #include "sampling/sampler.h"
 
 #define REGISTRY_CAPACITY ((uint64_t)4 << 20)
+/* A run's tag is its registry slot, below the capacity: HS_REGION_PLAIN
+ * and HS_PAGES_NONE (= HS_REGISTRY_NO_SLOT) are never slots. */
+_Static_assert(REGISTRY_CAPACITY < HS_REGION_PLAIN &&
+		       HS_REGISTRY_NO_SLOT == HS_PAGES_NONE,
+	       "registry slots and region tags overlap");
 
 static int sampling_ready; /* hs_sampling_init has run (atomic) */
 
