@@ -102,3 +102,9 @@ if(HS_SQLITE3)
   hs_preload_test(sqlite3 ${HS_SQLITE3} :memory: -init ${HS_PROGS}/preload_workload.sql .quit)
 endif()
 hs_preload_test(cxx_containers $<TARGET_FILE:cxx_containers>)
+
+# The allocator's layers: every include within what its folder may use
+# (allocator/README.md)
+add_test(NAME alloc_layers COMMAND ${HS_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh
+  ${CMAKE_SOURCE_DIR}/allocator)
+set_tests_properties(alloc_layers PROPERTIES LABELS "unit;allocator")
