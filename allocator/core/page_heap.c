@@ -7,7 +7,7 @@
  * Free spans coalesce with neighbours in the same state only, so the
  * committed / released accounting stays exact.  New OS memory enters as
  * one released span (it is not resident until touched).  Release policy
- * (release_policy_locked): committed free memory up to
+ * (page_release.c): committed free memory up to
  * HEAPSCOPE_RELEASE_RATE is kept; above it, spans free for a second go
  * back to the OS, oldest first, and at once whatever exceeds twice the
  * bytes in use; malloc_trim(0) releases everything.  New memory comes
@@ -38,23 +38,11 @@
 #include "base/os.h"
 #include "base/stats.h"
 #include "core/page_heap.h"
+#include "core/page_heap_internal.h"
 #include "core/pagemap.h"
 
-#define MAX_LIST 128 /* lists[k][n] holds spans of n pages, n < MAX_LIST */
-
-enum { COMMITTED = 0, RELEASED = 1 };
-
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Free committed memory above the floor (HEAPSCOPE_RELEASE_RATE) is
- * given back once it has not been reused for this long ... */
-#define RELEASE_DELAY_MS 1000u
-/* ... checked at most this often (each check scans the committed
- * lists) ... */
-#define DECAY_CHECK_MS 100u
-/* ... and never more than this many times the bytes in use is kept. */
-#define CAP_IN_USE_FACTOR 2
-static uint32_t last_decay_ms;		  /* last decay check */
-static hs_span_t *lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
+hs_span_t *hs_ph_lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
 /* Bit n of nonempty[k] set iff lists[k][n] has a span: a best-fit search
  * is a few word scans instead of up to 128 list heads per kind. */
 #define NWORDS ((MAX_LIST + 1 + 63) / 64)
@@ -72,7 +60,7 @@ static size_t index_of(const hs_span_t *s)
 
 static hs_span_t **list_of(hs_span_t *s)
 {
-	return &lists[kind_of(s)][index_of(s)];
+	return &hs_ph_lists[kind_of(s)][index_of(s)];
 }
 
 static void list_insert(hs_span_t *s)
@@ -92,7 +80,7 @@ static void list_insert(hs_span_t *s)
 	hs_stat_add(HS_STAT_pageheap_free_count, 1);
 }
 
-static void list_remove(hs_span_t *s)
+void hs_ph_list_remove(hs_span_t *s)
 {
 	hs_span_t **head = list_of(s);
 	if (s->prev)
@@ -123,14 +111,14 @@ static void set_edges(const hs_span_t *s, hs_span_t *to)
 /* Puts s (not on any list; its edges mapped, interior NULL) into the
  * free lists in state loc, merging it with free neighbours in the same
  * state.  The edges that end up inside the merged span are cleared. */
-static void free_locked(hs_span_t *s, uint8_t loc)
+void hs_ph_free_locked(hs_span_t *s, uint8_t loc)
 {
 	s->location = loc;
 	s->size_class = 0;
 	hs_span_t *prev = hs_pagemap_get(s->start - 1);
 	if (prev && prev != s && prev->location == loc &&
 	    prev->start + prev->npages == s->start) {
-		list_remove(prev);
+		hs_ph_list_remove(prev);
 		set_edges(prev, NULL);
 		set_edges(s, NULL);
 		s->start = prev->start;
@@ -140,7 +128,7 @@ static void free_locked(hs_span_t *s, uint8_t loc)
 	hs_span_t *next = hs_pagemap_get(s->start + s->npages);
 	if (next && next != s && next->location == loc &&
 	    next->start == s->start + s->npages) {
-		list_remove(next);
+		hs_ph_list_remove(next);
 		set_edges(next, NULL);
 		set_edges(s, NULL);
 		s->npages += next->npages;
@@ -166,7 +154,8 @@ static bool add_memory_locked(char *m, size_t bytes)
 	hs_stat_add(HS_STAT_system_bytes, (int64_t)bytes);
 	s->start = (uintptr_t)m >> HS_PAGE_SHIFT;
 	s->npages = bytes >> HS_PAGE_SHIFT;
-	free_locked(s, HS_SPAN_RELEASED); /* merges with the chunk's tail */
+	/* merges with the chunk's tail */
+	hs_ph_free_locked(s, HS_SPAN_RELEASED);
 	return true;
 }
 
@@ -235,7 +224,7 @@ static hs_span_t *find_kind_locked(int k, size_t npages)
 				size_t n =
 					w * 64 + (size_t)__builtin_ctzll(bits);
 				if (n < MAX_LIST)
-					return lists[k][n];
+					return hs_ph_lists[k][n];
 				break; /* only the >= MAX_LIST list is left */
 			}
 			if (++w == NWORDS)
@@ -244,7 +233,7 @@ static hs_span_t *find_kind_locked(int k, size_t npages)
 		}
 	}
 	hs_span_t *best = NULL;
-	for (hs_span_t *s = lists[k][MAX_LIST]; s; s = s->next)
+	for (hs_span_t *s = hs_ph_lists[k][MAX_LIST]; s; s = s->next)
 		if (s->npages >= npages &&
 		    (!best || s->npages < best->npages ||
 		     (s->npages == best->npages && s->start < best->start)))
@@ -269,7 +258,7 @@ static hs_span_t *find_locked(size_t npages)
 static hs_span_t *carve_locked(hs_span_t *s, size_t npages)
 {
 	uint8_t loc = s->location;
-	list_remove(s);
+	hs_ph_list_remove(s);
 	if (s->npages > npages) {
 		hs_span_t *rest = hs_span_new();
 		if (rest) {
@@ -299,7 +288,7 @@ static void trim_head_locked(hs_span_t *s, size_t pages, uint8_t loc)
 	h->npages = pages;
 	s->start += pages;
 	s->npages -= pages;
-	free_locked(h, loc); /* maps h's edges: s's old first page */
+	hs_ph_free_locked(h, loc); /* maps h's edges: s's old first page */
 	hs_pagemap_set(s->start, s);
 }
 
@@ -311,63 +300,8 @@ static void trim_tail_locked(hs_span_t *s, size_t keep, uint8_t loc)
 	t->start = s->start + keep;
 	t->npages = s->npages - keep;
 	s->npages = keep;
-	free_locked(t, loc); /* maps t's edges: s's old last page */
+	hs_ph_free_locked(t, loc); /* maps t's edges: s's old last page */
 	hs_pagemap_set(s->start + s->npages - 1, s);
-}
-
-static void release_span_locked(hs_span_t *s)
-{
-	list_remove(s);
-	hs_os_decommit(hs_span_addr(s), hs_span_bytes(s));
-	hs_stat_add(HS_STAT_release_calls_count, 1);
-	hs_stat_add(HS_STAT_released_total_bytes, (int64_t)hs_span_bytes(s));
-	free_locked(s, HS_SPAN_RELEASED);
-}
-
-/* The committed free span freed longest ago (times compared modulo
- * 2^32 relative to now), NULL if none; *age gets its age in ms.  A scan
- * of the committed lists: this runs only when the release policy
- * triggers, and the committed free spans are few (they coalesce). */
-static hs_span_t *oldest_committed_locked(uint32_t now, uint32_t *age)
-{
-	hs_span_t *best = NULL;
-	uint32_t best_age = 0;
-	for (size_t n = 1; n <= MAX_LIST; n++)
-		for (hs_span_t *s = lists[COMMITTED][n]; s; s = s->next) {
-			uint32_t a = now - s->free_ms;
-			if (!best || a > best_age) {
-				best = s;
-				best_age = a;
-			}
-		}
-	if (age)
-		*age = best_age;
-	return best;
-}
-
-/* Releases at least `bytes` of committed free memory (or all of it),
- * oldest spans first. */
-static size_t release_locked(size_t bytes)
-{
-	size_t done = 0;
-	if (bytes == SIZE_MAX) {
-		/* everything: no need to order */
-		for (size_t n = 1; n <= MAX_LIST; n++) {
-			hs_span_t *s;
-			while ((s = lists[COMMITTED][n])) {
-				done += hs_span_bytes(s);
-				release_span_locked(s);
-			}
-		}
-		return done;
-	}
-	hs_span_t *s;
-	uint32_t now = hs_clock_coarse_ms();
-	while (done < bytes && (s = oldest_committed_locked(now, NULL))) {
-		done += hs_span_bytes(s);
-		release_span_locked(s);
-	}
-	return done;
 }
 
 /* Merges a run of adjacent free spans, committed and released mixed,
@@ -388,7 +322,7 @@ static hs_span_t *merge_run_locked(size_t want)
 	size_t best_len = 0;
 	for (int k = COMMITTED; k <= RELEASED; k++)
 		for (size_t n = 1; n <= MAX_LIST; n++)
-			for (hs_span_t *s = lists[k][n]; s; s = s->next) {
+			for (hs_span_t *s = hs_ph_lists[k][n]; s; s = s->next) {
 				hs_span_t *p = hs_pagemap_get(s->start - 1);
 				if (p && p != s &&
 				    p->start + p->npages == s->start &&
@@ -416,56 +350,16 @@ static hs_span_t *merge_run_locked(size_t want)
 		hs_span_t *nx = hs_pagemap_get(s->start + s->npages);
 		len += s->npages;
 		all_released &= s->location == HS_SPAN_RELEASED;
-		list_remove(s);
+		hs_ph_list_remove(s);
 		set_edges(s, NULL); /* free_locked maps the run's edges */
 		if (s != best)
 			hs_span_delete(s);
 		s = nx;
 	}
 	best->npages = len;
-	free_locked(best, all_released ? HS_SPAN_RELEASED : HS_SPAN_FREE);
+	hs_ph_free_locked(best, all_released ? HS_SPAN_RELEASED : HS_SPAN_FREE);
 	hs_stat_add(HS_STAT_pageheap_merge_count, 1);
 	return find_locked(want);
-}
-
-/* The release policy, after each free into the page heap.  Committed
- * free memory up to HEAPSCOPE_RELEASE_RATE (the floor) is always kept.
- * Above it, spans go back to the OS, oldest first, once they have been
- * free for RELEASE_DELAY_MS (jemalloc's dirty-page decay works the same
- * way, with 10 s), and at once while committed free memory exceeds
- * CAP_IN_USE_FACTOR times the bytes in use.  A fixed 64 MiB cap made a
- * heap of a few large blocks per thread (large_blocks at 2 threads:
- * ~60 MB in use, ~130 MB free between them) madvise and fault in 3x its
- * size in one second; tcmalloc and jemalloc keep it all.  After the
- * whole heap is freed, in use is 0 and the cap is the floor again.
- * RELEASE_RATE 0 releases every free span at once. */
-static void release_policy_locked(void)
-{
-	int64_t floor = hs_option_get(HS_OPT_RELEASE_RATE);
-	int64_t free_bytes = hs_stat_get(HS_STAT_pageheap_free_bytes);
-	if (floor < 0)
-		floor = 0;
-	if (free_bytes <= floor)
-		return;
-	int64_t in_use = hs_stat_get(HS_STAT_pageheap_large_bytes) +
-			 hs_stat_get(HS_STAT_small_span_bytes);
-	int64_t cap = floor ? in_use * CAP_IN_USE_FACTOR : 0;
-	if (cap < floor)
-		cap = floor;
-	if (free_bytes > cap) {
-		release_locked((size_t)(free_bytes - cap));
-		return;
-	}
-	uint32_t now = hs_clock_coarse_ms();
-	if (now - last_decay_ms < DECAY_CHECK_MS)
-		return;
-	last_decay_ms = now;
-	hs_span_t *s;
-	uint32_t age;
-	while (hs_stat_get(HS_STAT_pageheap_free_bytes) > floor &&
-	       (s = oldest_committed_locked(now, &age)) &&
-	       age >= RELEASE_DELAY_MS)
-		release_span_locked(s);
 }
 
 /* hs_page_heap_alloc; small: map every page (hs_page_heap_alloc_small). */
@@ -499,7 +393,7 @@ static hs_span_t *page_heap_alloc(size_t npages, size_t align_pages, bool small)
 			trim_head_locked(s, head, loc);
 		if (s->start & (align_pages - 1)) {
 			/* no metadata to split: fail cleanly */
-			free_locked(s, loc);
+			hs_ph_free_locked(s, loc);
 			pthread_mutex_unlock(&heap_lock);
 			return NULL;
 		}
@@ -542,8 +436,8 @@ static void page_heap_free(hs_span_t *s, bool small)
 	s->shard = 0;
 	s->allocated = 0;
 	s->in_list = 0;
-	free_locked(s, HS_SPAN_FREE);
-	release_policy_locked();
+	hs_ph_free_locked(s, HS_SPAN_FREE);
+	hs_ph_release_policy_locked();
 	pthread_mutex_unlock(&heap_lock);
 	hs_assert_expensive(hs_page_heap_is_valid());
 }
@@ -573,7 +467,7 @@ bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)
 		return false;
 	}
 	uint8_t loc = next->location;
-	list_remove(next);
+	hs_ph_list_remove(next);
 	set_edges(next, NULL);
 	if (next->npages > extra) {
 		next->start += extra;
@@ -594,7 +488,7 @@ bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)
 size_t hs_page_heap_release(size_t bytes)
 {
 	pthread_mutex_lock(&heap_lock);
-	size_t done = release_locked(bytes);
+	size_t done = hs_ph_release_locked(bytes);
 	pthread_mutex_unlock(&heap_lock);
 	return done;
 }
@@ -606,9 +500,9 @@ int hs_page_heap_is_valid(void)
 	for (int k = COMMITTED; k <= RELEASED; k++) {
 		for (size_t n = 1; n <= MAX_LIST; n++) {
 			int bit = (int)(nonempty[k][n / 64] >> (n % 64)) & 1;
-			if (bit != (lists[k][n] != NULL))
+			if (bit != (hs_ph_lists[k][n] != NULL))
 				ok = 0;
-			for (hs_span_t *s = lists[k][n]; s; s = s->next) {
+			for (hs_span_t *s = hs_ph_lists[k][n]; s; s = s->next) {
 				uint8_t want = k == RELEASED ? HS_SPAN_RELEASED
 							     : HS_SPAN_FREE;
 				if (s->location != want ||
