@@ -20,10 +20,7 @@ extern int hs_initialised; /* 1 once hs_init_global() completed */
  */
 bool hs_init_global(void);
 
-/* Arranges for hs_tc_thread_exit(tc) at thread exit. */
+/* Arranges for hs_tc_thread_exit(tc) (thread_cache.h) at thread exit. */
 void hs_tc_register_exit(hs_tcache_t *tc);
-
-/* pthread key destructor: returns the cache's objects (thread_cache.c). */
-void hs_tc_thread_exit(void *tc);
 
 #endif /* HS_INIT_H */

@@ -109,4 +109,10 @@ static inline void hs_tc_push(unsigned cls, void *p)
  * in the central transfer caches to its spans (malloc_trim). */
 void hs_tc_flush_current(void);
 
+/* The thread-exit destructor (a pthread key's, registered by
+ * hs_tc_register_exit in init.c): the calling thread moves to hs_tc_dead,
+ * its cache's objects go back and the cache is kept for the next
+ * thread. */
+void hs_tc_thread_exit(void *tc);
+
 #endif /* HS_THREAD_CACHE_H */
