@@ -14,8 +14,8 @@ usage() {
 	cat <<'EOF'
 usage: bench/mimalloc_bench.sh [--suite DIR] [--runs N] [--quick] [--bench-sh]
                                [--programs LIST] [--allocators LIST]
-                               [--threads N] [--timeout S] [--no-bootstrap]
-                               [--tag NAME]
+                               [--threads N] [--timeout S] [--instructions]
+                               [--no-bootstrap] [--tag NAME]
 
   --suite DIR       mimalloc-bench's bench/ sources (default:
                     $MIMALLOC_BENCH_DIR, else <repo>/../shared/peer-suites/
@@ -33,6 +33,11 @@ usage: bench/mimalloc_bench.sh [--suite DIR] [--runs N] [--quick] [--bench-sh]
   --threads N       bench.sh's $procs (default: nproc)
   --timeout S       a run taking longer is killed, recorded as a timeout and
                     not run again (default 120)
+  --instructions    also count instructions once per program and allocator
+                    under valgrind (cachegrind, no cache simulation) for the
+                    programs of fixed work (not larson, xmalloc-test, rptest,
+                    glibc-thread, which run for a fixed time); ~15 x each
+                    program's time: about 45 minutes more on 2 cores
   --no-bootstrap    do not check/install the Debian packages
   --tag NAME        results name suffix (default mimalloc-bench, or
                     mimalloc-bench-quick)
@@ -55,7 +60,7 @@ if [ -z "${MIMALLOC_BENCH_DIR:-}" ] && [ ! -d "$SUITE" ]; then
 	[ -n "$common" ] && SUITE=$(dirname "$common")/../shared/peer-suites/mimalloc-bench
 fi
 RUNS= QUICK=0 BENCH_SH=0 ONLY_PROG= ONLY_ALLOC= BOOTSTRAP=1 TAG=
-PROCS=$(nproc) RUN_TIMEOUT=120
+PROCS=$(nproc) RUN_TIMEOUT=120 INSTRUCTIONS=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -67,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--allocators) ONLY_ALLOC=$2; shift 2 ;;
 	--threads) PROCS=$2; shift 2 ;;
 	--timeout) RUN_TIMEOUT=$2; shift 2 ;;
+	--instructions) INSTRUCTIONS=1; shift ;;
 	--no-bootstrap) BOOTSTRAP=0; shift ;;
 	--tag) TAG=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
@@ -248,6 +254,8 @@ metric() {
 	[ -n "$ONLY_PROG" ] && cmd+=" --programs $ONLY_PROG"
 	[ -n "$ONLY_ALLOC" ] && cmd+=" --allocators $ONLY_ALLOC"
 	[ "$RUNS" != 5 ] && [ "$QUICK" = 0 ] && cmd+=" --runs $RUNS"
+	[ "$INSTRUCTIONS" = 1 ] && cmd+=" --instructions"
+	echo "ins_scale=$([ "$INSTRUCTIONS" = 1 ] && echo "the timed command lines" || echo off)"
 	echo "rerun=$cmd"
 	bench_meta_common
 } >"$TMP/meta.txt"
@@ -302,7 +310,36 @@ for run in $(seq 1 "$RUNS"); do
 	done
 done
 
-# ---- phase 6: report -----------------------------------------------------------------
+# ---- phase 6: instructions (--instructions) -------------------------------------------
+# Once per program of fixed work and allocator, the command line timed above,
+# under valgrind's cachegrind without cache simulation, children followed
+# (none here); valgrind runs the threads one at a time.
+if [ "$INSTRUCTIONS" = 1 ]; then
+	CG=$TMP/instructions.tsv
+	printf 'workload\tallocator\tinstructions\tstatus\n' >"$CG"
+	for p in "${PROGRAMS[@]}"; do
+		IFS='|' read -r name bin args kind T <<<"$p"
+		[ "$kind" = wall ] || continue
+		for a in "${ALLOCS[@]}"; do
+			aname=${a%%|*}
+			rm -rf "$TMP/cg"
+			mkdir -p "$TMP/cg"
+			bench_valgrind_env "${a#*|}"
+			st=ok
+			# shellcheck disable=SC2086 # args is a list
+			(cd "$BUILD" && "${BENCH_ENV[@]}" valgrind --tool=cachegrind --cache-sim=no \
+				--trace-children=yes --cachegrind-out-file=/dev/null \
+				--log-file="$TMP/cg/%p.log" "./$bin" $args </dev/null >/dev/null 2>&1) || st="exit:$?"
+			ir=$(cat "$TMP"/cg/*.log 2>/dev/null | awk '/I *refs:/ { gsub(",", "", $NF); n += $NF } END { printf "%.0f", n }')
+			[ "${ir:-0}" = 0 ] && { ir=nan; [ "$st" = ok ] && st=no-count; }
+			printf '%s\t%s\t%s\t%s\n' "$name" "$aname" "$ir" "$st" >>"$CG"
+			bench_log "instructions $name $aname: $ir ($st)"
+		done
+	done
+	rm -rf "$TMP/cg"
+fi
+
+# ---- phase 7: report -----------------------------------------------------------------
 bench_load_stop
 echo "finished=$(date '+%F %T %Z')" >>"$TMP/meta.txt"
 echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$TMP/meta.txt"

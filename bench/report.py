@@ -332,7 +332,8 @@ def plot(out, cells, order, allocs, mem, label=None, what="workload"):
         return ["(gnuplot not found: no plots)"]
     dat = out + ".plot.dat"
     with open(dat, "w") as f:
-        f.write("row " + " ".join(allocs) + "\n")
+        # Comments, not header lines: gnuplot would give a header a (blank) slot.
+        f.write("# row " + " ".join(allocs) + "\n")
         for key in order:
             row = cells[key]
             bt, _ = best_peer(row, "t")
@@ -340,7 +341,7 @@ def plot(out, cells, order, allocs, mem, label=None, what="workload"):
                 fmt(row[a]["t"] / bt if a in row and math.isfinite(bt) else float("nan"))
                 for a in allocs) + "\n")
         f.write("\n\n")
-        f.write("row " + " ".join(allocs) + "\n")
+        f.write("# row " + " ".join(allocs) + "\n")
         for key in order:
             row = cells[key]
             bm, _ = best_peer(row, "m")
@@ -533,10 +534,16 @@ def family_report(tmp, out):
 
     if ins:
         md += ["", "## Instructions (valgrind --tool=cachegrind --cache-sim=no, children traced)", ""]
-        md.append(f"One run per program and allocator at input scale {meta.get('ins_scale', '?')} "
-                  "(smaller than the timed runs: valgrind runs ~15 × slower); the whole process tree, "
-                  "start-up included. Millions of instructions; in brackets the ratio to the peer "
-                  "with the fewest. Unaffected by the machine's load.")
+        if fam == "mimalloc-bench":
+            md.append("One run per program and allocator of the command line timed above, for the "
+                      "programs of fixed work (the others run for a fixed time); valgrind runs "
+                      "their threads one at a time. The whole process, start-up included. ")
+        else:
+            md.append(f"One run per program and allocator at input scale {meta.get('ins_scale', '?')} "
+                      "(smaller than the timed runs: valgrind runs ~15 × slower); the whole process "
+                      "tree, start-up included. ")
+        md[-1] += ("Millions of instructions; in brackets the ratio to the peer with the fewest. "
+                   "Unaffected by the machine's load.")
         md.append("")
         md.append("| program | " + " | ".join(allocs) + " |")
         md.append("|---|" + "---:|" * len(allocs))
