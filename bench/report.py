@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""Turns one bench/run.sh run (its tmp directory) into the results: a markdown
-table (<out>.md), the raw per-run data (<out>.tsv), a plot of time and peak
-RSS ratios (<out>.png) and a plot of RSS over time in the memory-return test
-(<out>-memory.png). Reports only: the targets are stated as met or not met,
-never asserted.
+"""Turns one benchmark run (its tmp directory) into the results: a markdown
+table (<out>.md), the raw per-run data (<out>.tsv) and a plot of time and
+peak RSS ratios (<out>.png). For bench/run.sh also a plot of RSS over time in
+the memory-return test (<out>-memory.png); with --family, the report of one
+family of programs run from outside (bench/mimalloc_bench.sh,
+bench/real_programs.sh: meta.txt names the family). Reports only: the targets
+are stated as met or not met, never asserted.
 
-usage: report.py --dir RESULTS_TMP_DIR --out RESULTS_PREFIX
+usage: report.py [--family] --dir RESULTS_TMP_DIR --out RESULTS_PREFIX
 """
 import argparse
 import math
@@ -18,6 +20,15 @@ import subprocess
 PEERS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
 HS, HS_OFF = "heapscope", "heapscope-off"
 ORDER = PEERS + [HS_OFF, HS]
+RUNSH_PROGRAMS = {"sqlite3", "python3", "redis"}  # bench/run.sh rows that are not synthetic
+# Issue 19's targets per family: geo mean of time / best peer, worst program.
+FAMILY_TARGETS = {
+    "mimalloc-bench": {"title": "mimalloc-bench, the field's suite", "geo": 0.97, "worst": 1.10,
+                       "script": "bench/mimalloc_bench.sh"},
+    "real-programs": {"title": "Real programs (unmodified Debian packages)", "geo": 0.98,
+                      "worst": 1.05, "script": "bench/real_programs.sh"},
+}
+OFF_TARGET = 1.005  # the default period within 0.5 % of sampling off, in each family's geo mean
 
 
 def geomean(xs):
@@ -47,10 +58,14 @@ def read_meta(path):
     return meta
 
 
-def collect(raw, timeout):
+def collect(raw, timeout, by_threads=True):
     """(workload, threads) -> allocator -> {wall, rss, fails, t, m, lb}.
-    A cell whose every run timed out gets t = the timeout and lb = True: a
-    lower bound, so it still counts (favourably) in the ratios."""
+    The time of a run is its time_s column where the raw data has one (a
+    program's own figure, e.g. a relative time made from its throughput),
+    else wall_s. A cell whose every run timed out gets t = the timeout and
+    lb = True: a lower bound, so it still counts (favourably) in the ratios.
+    Rows are ordered by thread count, then by first appearance, unless
+    by_threads is False (first appearance only)."""
     cells, order = {}, []
     for r in raw:
         key = (r["workload"], int(r["threads"]))
@@ -59,7 +74,7 @@ def collect(raw, timeout):
             order.append(key)
         c = cells[key].setdefault(r["allocator"], {"wall": [], "rss": [], "fails": []})
         if r["status"] == "ok":
-            c["wall"].append(float(r["wall_s"]))
+            c["wall"].append(float(r.get("time_s") or r["wall_s"]))
             c["rss"].append(int(r["maxrss_kib"]) / 1024.0)
         else:
             c["fails"].append(r["status"])
@@ -70,7 +85,8 @@ def collect(raw, timeout):
             c["lb"] = False
             if not c["wall"] and c["fails"] and all(f.startswith("timeout") for f in c["fails"]):
                 c["t"], c["lb"] = timeout, True
-    order.sort(key=lambda k: (k[1], 0))  # stable: thread count, then run order
+    if by_threads:
+        order.sort(key=lambda k: (k[1], 0))  # stable: thread count, then run order
     return cells, order
 
 
@@ -91,15 +107,22 @@ def cell(c, field, best, nd):
     return s
 
 
-def table_by_alloc(cells, order, allocs, field, nd, unit):
+def table_by_alloc(cells, order, allocs, field, nd, unit, by_threads=True):
+    """One table per thread count (or one for all rows), each with the geo
+    mean of every allocator's ratios to the best peer of a row."""
     out = []
-    for T in sorted({k[1] for k in order}):
-        out.append(f"\n**{T} thread{'s' if T > 1 else ''}** ({unit}; in brackets: "
-                   "ratio to the best peer of that row, best peer in bold)\n")
-        out.append("| workload | " + " | ".join(allocs) + " |")
+    groups = sorted({k[1] for k in order}) if by_threads else [None]
+    for T in groups:
+        if T is None:
+            out.append(f"\n({unit}; in brackets: ratio to the best peer of that row, "
+                       "best peer in bold)\n")
+        else:
+            out.append(f"\n**{T} thread{'s' if T > 1 else ''}** ({unit}; in brackets: "
+                       "ratio to the best peer of that row, best peer in bold)\n")
+        out.append(f"| {'workload' if by_threads else 'program'} | " + " | ".join(allocs) + " |")
         out.append("|---|" + "---:|" * len(allocs))
         ratios = {a: [] for a in allocs}
-        for key in [k for k in order if k[1] == T]:
+        for key in [k for k in order if T is None or k[1] == T]:
             row = cells[key]
             best, who = best_peer(row, field)
             cols = []
@@ -115,6 +138,20 @@ def table_by_alloc(cells, order, allocs, field, nd, unit):
         out.append("| *geo mean of ratios* | " +
                    " | ".join(fmt(geomean(ratios[a]), 3) for a in allocs) + " |")
     return out
+
+
+def ratio_geomeans(cells, keys, allocs, field):
+    """allocator -> geo mean over keys of its value / the best peer's (rows
+    where both are known)."""
+    res = {}
+    for a in allocs:
+        rs = []
+        for k in keys:
+            best, _ = best_peer(cells[k], field)
+            if a in cells[k] and math.isfinite(cells[k][a][field]) and math.isfinite(best):
+                rs.append(cells[k][a][field] / best)
+        res[a] = geomean(rs)
+    return res
 
 
 def heapscope_ratios(cells, order, allocs):
@@ -137,6 +174,41 @@ def heapscope_ratios(cells, order, allocs):
         r["vs_off"] = hs / off["t"] if ok else float("nan")
         rows.append(r)
     return rows
+
+
+def hs_vs_peers_lines(hsr, allocs, what, unit, threads=True):
+    """Markdown: heapscope (default period) / each peer per row, and geo means."""
+    md = [f"## heapscope (default period) against each peer ({unit}, < 1 is faster)", ""]
+    peers = [p for p in PEERS if p in allocs]
+    md.append(f"| {what} | " + ("threads | " if threads else "") + "best peer | vs best | " +
+              " | ".join(f"vs {p}" for p in peers) + " | vs heapscope-off |")
+    md.append("|---|" + ("---:|" if threads else "") + "---|---:|" + "---:|" * len(peers) + "---:|")
+    for r in hsr:
+        md.append(f"| {r['key'][0]} | " + (f"{r['key'][1]} | " if threads else "") + f"{r['best']} | "
+                  f"{'> ' if r['lb'] else ''}{fmt(r['vs_best'], 2)} | " +
+                  " | ".join(("> " if r["lb"] and math.isfinite(r[p]) else "") + fmt(r[p], 2)
+                             for p in peers) + f" | {fmt(r['vs_off'], 3)} |")
+    ge = "≥ " if any(r["lb"] for r in hsr) else ""
+    md.append(f"| *geo mean*{' (lower bounds)' if ge else ''} | " + ("| " if threads else "") + f"| {ge}" +
+              fmt(geomean([r["vs_best"] for r in hsr])) + " | " +
+              " | ".join(ge + fmt(geomean([r[p] for r in hsr])) for p in peers) +
+              f" | {fmt(geomean([r['vs_off'] for r in hsr]))} |")
+    return md
+
+
+def failed_lines(raw):
+    fails = [r for r in raw if r["status"] != "ok"]
+    md = ["", "## Failed runs", ""]
+    if not fails:
+        return md + ["None."]
+    md += [f"{len(fails)} of {len(raw)} runs failed (excluded from medians):", ""]
+    seen = {}
+    for r in fails:
+        k = (r["workload"], r["threads"], r["allocator"], r["status"])
+        seen[k] = seen.get(k, 0) + 1
+    for k, n in seen.items():
+        md.append(f"- {k[2]} on {k[0]} T={k[1]}: {k[3]} ×{n}")
+    return md
 
 
 def memory_return(tmp, allocs):
@@ -178,6 +250,43 @@ def memory_return(tmp, allocs):
     return res
 
 
+def read_loads(tmp):
+    path = os.path.join(tmp, "load.txt")
+    return [float(x) for x in open(path) if x.strip()] if os.path.exists(path) else []
+
+
+def load_lines(meta, loads, own):
+    """Markdown bullets: the load average over the run (own: what the suite
+    itself puts on the machine) and whether the machine was quiet."""
+    md = []
+    if meta.get("daemons_before", "0") not in ("", "0"):
+        md.append(f"- heapscope daemons running on the machine when the run started: "
+                  f"{meta['daemons_before']} (other sessions' tests). The library preloaded is a "
+                  "copy named bench-preload-heapscope.so, so that a daemon given --lib does not "
+                  "follow the runs; one started without --lib could.")
+    if not loads:
+        return md
+    med = statistics.median(loads)
+    md.append(f"- Load average over the run (sampled every 10 s): min {min(loads):.2f}, "
+              f"median {med:.2f}, max {max(loads):.2f}. {own}")
+    nproc = int(meta.get("nproc", "2") or 2)
+    if med > 2 * nproc:
+        md.append(f"- **The runs were taken on a shared, very busy machine**: other engineers' "
+                  f"builds, tests and benchmarks ran on the same {nproc} cores (median load "
+                  f"{med:.1f}). Wall times are inflated 2-5x against an "
+                  "idle machine and noisy, page-fault-heavy workloads most of all; some cells "
+                  "that take 0.3-3 s when the machine is idle hit the timeout. Compare within a "
+                  "row, not across runs; the instruction counts (valgrind) are unaffected.")
+    elif med > nproc + 0.5:
+        md.append("- **The runs were taken on a shared, busy machine**: other work ran on the "
+                  "same cores during the run (median load above the suite's own), so wall "
+                  "times carry noise; the instruction counts (valgrind) do not.")
+    else:
+        md.append("- Quiet machine: the median load is about what the suite itself puts on "
+                  f"the {nproc} cores.")
+    return md
+
+
 def rss_rows(cells, order, allocs):
     """Rows where every allocator has a peak RSS: geo means compare like with like."""
     return [k for k in order
@@ -213,25 +322,30 @@ def top_functions(path, n):
     return ", ".join(parts[:5]) if parts else "n/a"
 
 
-def plot(out, cells, order, allocs, mem):
+def plot(out, cells, order, allocs, mem, label=None, what="workload"):
+    """<out>.png: time and peak-RSS ratios to the best peer per row;
+    <out>-memory.png when mem (memory_return()) is given. label(key) names a
+    row on the x axis (default workload/Tthreads)."""
+    label = label or (lambda k: f"{k[0]}/T{k[1]}")
     gp = shutil.which("gnuplot")
     if not gp:
         return ["(gnuplot not found: no plots)"]
     dat = out + ".plot.dat"
     with open(dat, "w") as f:
-        f.write("row " + " ".join(allocs) + "\n")
+        # Comments, not header lines: gnuplot would give a header a (blank) slot.
+        f.write("# row " + " ".join(allocs) + "\n")
         for key in order:
             row = cells[key]
             bt, _ = best_peer(row, "t")
-            f.write(f"{key[0]}/T{key[1]} " + " ".join(
+            f.write(f"{label(key)} " + " ".join(
                 fmt(row[a]["t"] / bt if a in row and math.isfinite(bt) else float("nan"))
                 for a in allocs) + "\n")
         f.write("\n\n")
-        f.write("row " + " ".join(allocs) + "\n")
+        f.write("# row " + " ".join(allocs) + "\n")
         for key in order:
             row = cells[key]
             bm, _ = best_peer(row, "m")
-            f.write(f"{key[0]}/T{key[1]} " + " ".join(
+            f.write(f"{label(key)} " + " ".join(
                 fmt(row[a]["m"] / bm if a in row and math.isfinite(bm) else float("nan"))
                 for a in allocs) + "\n")
     cols = " , ".join(f"'{dat}' index {{IDX}} using {i + 2}:xtic(1) title '{a}'"
@@ -249,11 +363,11 @@ set xtics rotate by -35 scale 0
 set logscale y 2
 set grid ytics
 set key top left horizontal
-set ylabel 'wall time / best peer (median, log2)'
-set title 'Wall time relative to the best peer per workload (lower is better)'
+set ylabel 'time / best peer (median, log2)'
+set title 'Time relative to the best peer per {what} (lower is better)'
 plot {cols.replace('{IDX}', '0')}
 set ylabel 'peak RSS / lowest peer (median, log2)'
-set title 'Peak RSS relative to the lowest peer per workload (lower is better)'
+set title 'Peak RSS relative to the lowest peer per {what} (lower is better)'
 plot {cols.replace('{IDX}', '1')}
 unset multiplot
 """
@@ -295,11 +409,207 @@ plot {lines}
     return notes
 
 
+def instruction_counts(tmp):
+    """instructions.tsv (workload, allocator, instructions, status) ->
+    {workload: {allocator: instructions}}, successful counts only."""
+    res = {}
+    for r in read_tsv(os.path.join(tmp, "instructions.tsv")):
+        if r.get("status") == "ok" and r["instructions"] not in ("", "nan"):
+            res.setdefault(r["workload"], {})[r["allocator"]] = float(r["instructions"])
+    return res
+
+
+def family_report(tmp, out):
+    """The report of one family run from outside (meta.txt: family=NAME):
+    time and peak RSS against the best peer per program, geo means and rank,
+    issue 19's targets for the family, instruction counts, output checks."""
+    meta = read_meta(os.path.join(tmp, "meta.txt"))
+    fam = meta.get("family", "")
+    spec = FAMILY_TARGETS[fam]
+    raw = read_tsv(os.path.join(tmp, "raw.tsv"))
+    shutil.copy(os.path.join(tmp, "raw.tsv"), out + ".tsv")
+    timeout = float(meta.get("timeout", "nan") or "nan")
+    cells, order = collect(raw, timeout, by_threads=False)
+    present = {r["allocator"] for r in raw}
+    allocs = [a for a in ORDER if a in present]
+    quick = meta.get("quick") == "1"
+    base = os.path.basename(out)
+    progs = {r["name"]: r for r in read_tsv(os.path.join(tmp, "programs.tsv"))}
+    ins = instruction_counts(tmp)
+    loads = read_loads(tmp)
+
+    def yes(ok):
+        return "n/a" if ok is None else ("yes" if ok else "**no**")
+
+    md = [f"# {spec['title']}, {meta.get('date', '')}" +
+          (" — QUICK RUN (fewer runs: indicative only)" if quick else ""), ""]
+    md.append(f"Produced by `{meta.get('rerun', spec['script'])}` ({meta.get('started', '')} → "
+              f"{meta.get('finished', '')}). Runs per cell: {meta.get('runs')}, interleaved (every "
+              "allocator once, then again, the order rotated each run). Figures are medians; "
+              "ratios are to the best peer (glibc, jemalloc, tcmalloc, mimalloc) of each program.")
+    md += ["", "## Machine", ""]
+    md.append(f"- CPU: {meta.get('cpu')} ({meta.get('nproc')} cores), kernel {meta.get('kernel')}, "
+              f"glibc {meta.get('glibc')}")
+    md.append(f"- Peers (Debian 12 packages): jemalloc {meta.get('pkg.libjemalloc2')}, "
+              f"tcmalloc (gperftools, minimal) {meta.get('pkg.libtcmalloc-minimal4')}, "
+              f"mimalloc {meta.get('pkg.libmimalloc2.0')}; valgrind {meta.get('pkg.valgrind')}")
+    others = [f"{k[4:]} {v}" for k, v in meta.items() if k.startswith("pkg.") and k[4:] not in
+              ("libjemalloc2", "libtcmalloc-minimal4", "libmimalloc2.0", "valgrind")]
+    if others:
+        md.append("- Programs (Debian 12 packages): " + ", ".join(others))
+    if fam == "mimalloc-bench":
+        md.append(f"- mimalloc-bench sources: `{meta.get('suite')}` (license: {meta.get('suite_license', '?').strip()}), "
+                  f"compiled with {meta.get('compiler')}, -O3 -DNDEBUG; procs = {meta.get('procs')}; "
+                  + ("bench.sh's command lines exactly" if meta.get("bench_sh") == "1" else
+                     f"larsonN-sized, larsonN and xmalloc-testN run {meta.get('duration')} s instead of "
+                     "bench.sh's 5 s (their figure is a throughput)"))
+    md.append(f"- heapscope: commit {meta.get('commit')}; last allocator/ commit: "
+              f"{meta.get('allocator_commit')}; state: **{meta.get('heapscope_state')}**")
+    md.extend(load_lines(meta, loads, "The suite itself keeps 1 or 2 cores busy. Each run's "
+                         "load is in the .tsv (load1)."))
+
+    # ---- summary and targets: over the programs every allocator completed
+    common = [k for k in order if all(a in cells[k] and math.isfinite(cells[k][a]["t"]) for a in allocs)]
+    tg = ratio_geomeans(cells, common, allocs, "t")
+    mg = ratio_geomeans(cells, rss_rows(cells, order, allocs), allocs, "m")
+    rss_g = rss_geomeans(cells, order, allocs)
+    ins_rows = [w for w in ins if all(a in ins[w] for a in allocs)]
+
+    def ins_ratio(a):
+        rs = [ins[w][a] / min(ins[w][p] for p in PEERS if p in ins[w]) for w in ins_rows
+              if any(p in ins[w] for p in PEERS)]
+        return geomean(rs)
+
+    five = [a for a in PEERS + [HS] if a in allocs]
+    ranked = sorted(five, key=lambda a: tg[a] if math.isfinite(tg[a]) else float("inf"))
+    md += ["", f"## Summary: geo means over the {len(common)} programs that every allocator completed", ""]
+    md.append("| allocator | time / best peer | rank of 5 | worst program (time / best peer) | "
+              "peak RSS geo mean (MiB) | peak RSS / lowest peer | instructions / fewest peer |")
+    md.append("|---|---:|---:|---|---:|---:|---:|")
+    for a in allocs:
+        worst = max(((cells[k][a]["t"] / best_peer(cells[k], "t")[0], k[0]) for k in common),
+                    default=(float("nan"), "-"))
+        md.append(f"| {a} | {fmt(tg[a])} | {ranked.index(a) + 1 if a in ranked else '–'} | "
+                  f"{worst[1]} {fmt(worst[0], 2)} | {fmt(rss_g.get(a), 1)} | {fmt(mg[a])} | "
+                  f"{fmt(ins_ratio(a)) if ins_rows else 'n/a'} |")
+
+    hsr = heapscope_ratios(cells, common, allocs)
+    md += ["", "## Targets (issue 19) — reported, not asserted", "",
+           "| target | measured | met? |", "|---|---|---|"]
+    if hsr:
+        g = geomean([r["vs_best"] for r in hsr])
+        md.append(f"| heapscope (default period): time geo mean ≤ {spec['geo']:.2f} × the per-program "
+                  f"best peer | {fmt(g)} (rank {ranked.index(HS) + 1} of {len(ranked)}) | {yes(g <= spec['geo'])} |")
+        worst = max(hsr, key=lambda r: r["vs_best"])
+        above = [f"{r['key'][0]} {fmt(r['vs_best'], 2)}" for r in hsr if r["vs_best"] > spec["worst"]]
+        md.append(f"| no program above {spec['worst']:.2f} × its best peer | worst {worst['key'][0]} "
+                  f"{fmt(worst['vs_best'], 2)}" + (f"; above: {', '.join(above)}" if above else "") +
+                  f" | {yes(not above)} |")
+        low = min((rss_g[p], p) for p in PEERS if p in rss_g)
+        md.append(f"| peak-RSS geo mean ≤ the lowest peer's | heapscope {fmt(rss_g.get(HS), 1)} MiB, "
+                  f"lowest peer {low[1]} {fmt(low[0], 1)} MiB ({fmt(rss_g.get(HS, float('nan')) / low[0])} ×); "
+                  f"per program vs the lowest peer {fmt(mg.get(HS))} | {yes(rss_g.get(HS, float('inf')) <= low[0])} |")
+        g_off = geomean([r["vs_off"] for r in hsr])
+        md.append(f"| default period within 0.5 % of sampling off (geo mean default / off) | "
+                  f"{fmt(g_off, 4)} | {yes(g_off <= OFF_TARGET) if math.isfinite(g_off) else 'n/a'} |")
+    else:
+        md.append("| all | heapscope has no successful run | n/a |")
+
+    # ---- tables
+    unit = "seconds"
+    if fam == "mimalloc-bench":
+        unit = "seconds: wall time, or the relative time bench.sh makes from the throughput"
+    md += ["", "## Time (median)"]
+    md.extend(table_by_alloc(cells, order, allocs, "t", 3, unit, by_threads=False))
+    hsr_all = heapscope_ratios(cells, order, allocs)
+    if hsr_all:
+        md.append("")
+        md.extend(hs_vs_peers_lines(hsr_all, allocs, "program", "time ratios", threads=False))
+    md += ["", "## Peak RSS (MiB, median of ru_maxrss; for a program of several processes, the largest)"]
+    md.extend(table_by_alloc(cells, order, allocs, "m", 1, "MiB", by_threads=False))
+    md.append("")
+    md.append(f"Geometric mean of peak RSS over the {len(rss_rows(cells, order, allocs))} programs where "
+              "every allocator has a successful run: " +
+              ", ".join(f"{a} {fmt(v, 1)} MiB" for a, v in rss_g.items()) + ".")
+
+    if ins:
+        md += ["", "## Instructions (valgrind --tool=cachegrind --cache-sim=no, children traced)", ""]
+        if fam == "mimalloc-bench":
+            md.append("One run per program and allocator of the command line timed above, for the "
+                      "programs of fixed work (the others run for a fixed time); valgrind runs "
+                      "their threads one at a time. The whole process, start-up included. ")
+        else:
+            md.append(f"One run per program and allocator at input scale {meta.get('ins_scale', '?')} "
+                      "(smaller than the timed runs: valgrind runs ~15 × slower); the whole process "
+                      "tree, start-up included. ")
+        md[-1] += ("Millions of instructions; in brackets the ratio to the peer with the fewest. "
+                   "Unaffected by the machine's load.")
+        md.append("")
+        md.append("| program | " + " | ".join(allocs) + " |")
+        md.append("|---|" + "---:|" * len(allocs))
+        for w in [k[0] for k in order if k[0] in ins] + [w for w in ins if w not in {k[0] for k in order}]:
+            low = min([ins[w][p] for p in PEERS if p in ins[w]] or [float("nan")])
+            md.append(f"| {w} | " + " | ".join(
+                (f"{ins[w][a] / 1e6:.1f} ({ins[w][a] / low:.3f})" if math.isfinite(low) else f"{ins[w][a] / 1e6:.1f}")
+                if a in ins[w] else "–" for a in allocs) + " |")
+        md.append("| *geo mean of ratios* | " + " | ".join(
+            fmt(geomean([ins[w][a] / min(ins[w][p] for p in PEERS if p in ins[w]) for w in ins
+                         if a in ins[w] and any(p in ins[w] for p in PEERS)])) for a in allocs) + " |")
+        bad = [r for r in read_tsv(os.path.join(tmp, "instructions.tsv")) if r.get("status") != "ok"]
+        if bad:
+            md.append("")
+            md.append("Not counted: " + ", ".join(f"{r['workload']} under {r['allocator']} ({r['status']})" for r in bad))
+
+    checks = read_tsv(os.path.join(tmp, "checks.tsv"))
+    if checks:
+        md += ["", "## Output check", "",
+               "Every run's output (stdout, and the files a program writes) is hashed (sha256) and "
+               "compared with the first run's; a run whose output differs is failed, left out of "
+               "the medians, and makes the script exit non-zero.", "",
+               "| program | what is compared | sha256 (first 16) | runs compared | differing runs |",
+               "|---|---|---|---:|---|"]
+        for c in checks:
+            md.append(f"| {c['workload']} | {c['outputs']} | `{c['sha256'][:16]}` | {c['runs']} | "
+                      f"{c['differs'] or 'none'} |")
+    inputs = read_tsv(os.path.join(tmp, "inputs.tsv"))
+    if inputs:
+        md += ["", f"Inputs (generated by `bench/programs/realprog_inputs.py`, scale "
+               f"{meta.get('scale')}, seed {meta.get('seed')}): " +
+               ", ".join(f"{r['file']} {int(r['bytes']) / 1e6:.1f} MB (`{r['sha256'][:12]}`)" for r in inputs) + "."]
+
+    if progs:
+        md += ["", "## Programs", "", "| program | figure | command |", "|---|---|---|"]
+        for name, r in progs.items():
+            md.append(f"| {name} | {r['metric']} | `{r['command']}` |")
+    notes = os.path.join(tmp, "notes.txt")
+    if os.path.exists(notes) and os.path.getsize(notes):
+        md += ["", "## Not run", ""]
+        for line in open(notes):
+            if "|" in line:
+                n, why = line.rstrip("\n").split("|", 1)
+                md.append(f"- {n}: {why}")
+    md.extend(failed_lines(raw))
+
+    pnotes = plot(out, cells, order, allocs, None, label=lambda k: k[0], what="program")
+    md += ["", "## Plot and data", "", f"![time and RSS ratios]({base}.png)", "",
+           f"Every run: [{base}.tsv]({base}.tsv) (wall_s: wall seconds; time_s: the figure compared; "
+           "maxrss_kib: ru_maxrss; load1: the 1-minute load average when the run started)."]
+    for n in pnotes:
+        md += ["", n]
+    with open(out + ".md", "w") as f:
+        f.write("\n".join(md) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--family", action="store_true",
+                    help="a family run from outside (meta.txt names it), not bench/run.sh")
     args = ap.parse_args()
+    if args.family:
+        family_report(args.dir, args.out)
+        return
     tmp, out = args.dir, args.out
     meta = read_meta(os.path.join(tmp, "meta.txt"))
     raw = read_tsv(os.path.join(tmp, "raw.tsv"))
@@ -311,9 +621,7 @@ def main():
     quick = meta.get("quick") == "1"
     base = os.path.basename(out)
 
-    loads = []
-    if os.path.exists(os.path.join(tmp, "load.txt")):
-        loads = [float(x) for x in open(os.path.join(tmp, "load.txt")) if x.strip()]
+    loads = read_loads(tmp)
     threads = [int(t) for t in meta.get("threads", "1").split()]
 
     md = []
@@ -338,26 +646,8 @@ def main():
               f"python3 {meta.get('pkg.python3')}, redis {meta.get('pkg.redis-tools')}, valgrind {meta.get('pkg.valgrind')}")
     md.append(f"- heapscope: commit {meta.get('commit')}; last allocator/ commit: "
               f"{meta.get('allocator_commit')}; state: **{meta.get('heapscope_state')}**")
-    if loads:
-        md.append(f"- Load average over the run (sampled every 10 s): min {min(loads):.2f}, "
-                  f"median {statistics.median(loads):.2f}, max {max(loads):.2f}. The suite "
-                  f"itself keeps up to {max(threads)} core(s) busy (2 per pair in "
-                  f"producer_consumer).")
-    nproc = int(meta.get("nproc", "2") or 2)
-    if loads and statistics.median(loads) > 2 * nproc:
-        md.append(f"- **The runs were taken on a shared, very busy machine**: other engineers' "
-                  f"builds, tests and benchmarks ran on the same {nproc} cores (median load "
-                  f"{statistics.median(loads):.1f}). Wall times are inflated 2-5x against an "
-                  "idle machine and noisy, page-fault-heavy workloads most of all; some cells "
-                  "that take 0.3-3 s when the machine is idle hit the timeout. Compare within a "
-                  "row, not across runs; the instruction counts (callgrind) are unaffected.")
-    elif loads and statistics.median(loads) > nproc + 0.5:
-        md.append("- **The runs were taken on a shared, busy machine**: other work ran on the "
-                  "same cores during the run (median load above the suite's own), so wall "
-                  "times carry noise; the instruction counts (callgrind) do not.")
-    elif loads:
-        md.append("- Quiet machine: the median load is about what the suite itself puts on "
-                  f"the {nproc} cores.")
+    md.extend(load_lines(meta, loads, f"The suite itself keeps up to {max(threads)} core(s) "
+                         "busy (2 per pair in producer_consumer)."))
     excerpt = os.path.join(tmp, "build-heapscope.excerpt")
     if os.path.exists(excerpt) and os.path.getsize(excerpt):
         md.append("- heapscope build errors (first lines):")
@@ -431,21 +721,22 @@ def main():
 
     if hsr:
         md.append("")
-        md.append("## heapscope (default period) against each peer (wall-time ratios, < 1 is faster)")
-        md.append("")
-        peers = [p for p in PEERS if p in allocs]
-        md.append("| workload | threads | best peer | vs best | " +
-                  " | ".join(f"vs {p}" for p in peers) + " | vs heapscope-off |")
-        md.append("|---|---:|---|---:|" + "---:|" * len(peers) + "---:|")
-        for r in hsr:
-            md.append(f"| {r['key'][0]} | {r['key'][1]} | {r['best']} | "
-                      f"{'> ' if r['lb'] else ''}{fmt(r['vs_best'], 2)} | " +
-                      " | ".join(("> " if r["lb"] and math.isfinite(r[p]) else "") + fmt(r[p], 2)
-                                 for p in peers) + f" | {fmt(r['vs_off'], 3)} |")
-        ge = "≥ " if any(r["lb"] for r in hsr) else ""
-        md.append(f"| *geo mean*{' (lower bounds)' if ge else ''} | | | {ge}" + fmt(geomean([r["vs_best"] for r in hsr])) + " | " +
-                  " | ".join(ge + fmt(geomean([r[p] for r in hsr])) for p in peers) +
-                  f" | {fmt(geomean([r['vs_off'] for r in hsr]))} |")
+        md.extend(hs_vs_peers_lines(hsr, allocs, "workload", "wall-time ratios"))
+
+    # ---- families: the synthetic workloads and run.sh's three programs apart
+    md.append("")
+    md.append("## Families (issue 19: a synthetic geo mean never stands in for a real program)")
+    md.append("")
+    md.append("Geo mean of time / best peer per row, over the rows of each family only "
+              "(real programs beyond these three: bench/real_programs.sh; the field's suite: "
+              "bench/mimalloc_bench.sh).")
+    md.append("")
+    md.append("| family | rows | " + " | ".join(allocs) + " |")
+    md.append("|---|---:|" + "---:|" * len(allocs))
+    for fam, keys in (("synthetic (bench/workloads/)", [k for k in order if k[0] not in RUNSH_PROGRAMS]),
+                      ("programs (sqlite3, python3, redis)", [k for k in order if k[0] in RUNSH_PROGRAMS])):
+        g = ratio_geomeans(cells, keys, allocs, "t")
+        md.append(f"| {fam} | {len(keys)} | " + " | ".join(fmt(g[a]) for a in allocs) + " |")
 
     # ---- RSS
     md.append("")
@@ -514,21 +805,7 @@ def main():
             md.append("Failed memory-return runs: " + "; ".join(bad))
 
     # ---- failures
-    fails = [r for r in raw if r["status"] != "ok"]
-    md.append("")
-    md.append("## Failed runs")
-    md.append("")
-    if fails:
-        md.append(f"{len(fails)} of {len(raw)} runs failed (excluded from medians):")
-        md.append("")
-        seen = {}
-        for r in fails:
-            k = (r["workload"], r["threads"], r["allocator"], r["status"])
-            seen[k] = seen.get(k, 0) + 1
-        for k, n in seen.items():
-            md.append(f"- {k[2]} on {k[0]} T={k[1]}: {k[3]} ×{n}")
-    else:
-        md.append("None.")
+    md.extend(failed_lines(raw))
 
     notes = plot(out, cells, order, allocs, mem)
     md.append("")

@@ -73,55 +73,20 @@ OUT=$BENCH/results
 TMP=$OUT/tmp/$TAG
 rm -rf "$TMP"
 mkdir -p "$TMP"
-log() { echo "bench: $*" >&2; }
+log() { bench_log "$@"; }
+. "$BENCH/lib.sh"
 
 # ---- phase 1: packages -------------------------------------------------------
 if [ "$BOOTSTRAP" = 1 ]; then
 	bash "$BENCH/bootstrap.sh"
 fi
-PY=/usr/bin/python3 # Debian's, not a pyenv shim that may come first in PATH
-LIBDIR=/usr/lib/x86_64-linux-gnu
 
 # ---- phase 2: build ------------------------------------------------------------
-HS_LIB=$ROOT/build-bench/allocator/libheapscope.so
-HS_STATE=ok
-log "building libheapscope.so (build-bench)"
-if ! { cmake -S "$ROOT" -B "$ROOT/build-bench" -DHEAPSCOPE_BUILD_COLLECTOR=OFF \
-	-DHEAPSCOPE_BUILD_TESTS=OFF >"$TMP/build-heapscope.log" 2>&1 &&
-	cmake --build "$ROOT/build-bench" -j"$(nproc)" >>"$TMP/build-heapscope.log" 2>&1; }; then
-	HS_STATE="did not build (see the build log excerpt below)"
-	log "libheapscope.so did not build: heapscope columns skipped"
-elif ! nm -D --defined-only "$HS_LIB" | awk '$3 == "malloc" { f = 1 } END { exit !f }'; then
-	HS_STATE="libheapscope.so does not export malloc yet: its columns measure glibc"
-	log "$HS_STATE"
-fi
-log "building the workloads (bench/build)"
-cmake -S "$BENCH" -B "$BENCH/build" >"$TMP/build-bench.log" 2>&1
-cmake --build "$BENCH/build" -j"$(nproc)" >>"$TMP/build-bench.log" 2>&1 ||
-	{ cat "$TMP/build-bench.log" >&2; exit 1; }
-B=$BENCH/build
-RUNNER=$B/runner
+bench_build_heapscope
+bench_build_suite
 
 # ---- phase 3: allocators and workloads ---------------------------------------
-# name|runner environment options
-ALLOCS=(
-	"glibc|-u LD_PRELOAD"
-	"jemalloc|-e LD_PRELOAD=$LIBDIR/libjemalloc.so.2"
-	"tcmalloc|-e LD_PRELOAD=$LIBDIR/libtcmalloc_minimal.so.4"
-	"mimalloc|-e LD_PRELOAD=$LIBDIR/libmimalloc.so.2"
-	"heapscope-off|-e LD_PRELOAD=$HS_LIB -e HEAPSCOPE_SAMPLE_RATE=0"
-	"heapscope|-e LD_PRELOAD=$HS_LIB -u HEAPSCOPE_SAMPLE_RATE"
-)
-if [ "$HS_STATE" != ok ] && [ ! -f "$HS_LIB" ]; then
-	ALLOCS=("${ALLOCS[@]:0:4}")
-fi
-if [ -n "$ONLY_ALLOC" ]; then
-	sel=()
-	for a in "${ALLOCS[@]}"; do
-		[[ ",$ONLY_ALLOC," == *",${a%%|*},"* ]] && sel+=("$a")
-	done
-	ALLOCS=("${sel[@]}")
-fi
+bench_allocators "$ONLY_ALLOC"
 
 # The sqlite3 input: the row count goes in a parameter table.
 SQL_ROWS=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 150000 * s }')
@@ -162,40 +127,10 @@ fi
 	echo "threads=$THREAD_LIST"
 	echo "scale=$SCALE"
 	echo "timeout=$RUN_TIMEOUT"
-	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-	echo "nproc=$(nproc)"
-	echo "kernel=$(uname -r)"
-	echo "glibc=$(ldd --version | head -1 | awk '{print $NF}')"
-	for p in libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 sqlite3 python3 redis-tools valgrind; do
-		echo "pkg.$p=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo none)"
-	done
-	echo "commit=$(git -C "$ROOT" log -1 --format='%h %s' 2>/dev/null)"
-	echo "allocator_commit=$(git -C "$ROOT" log -1 --format='%h %s' -- allocator 2>/dev/null)"
-	echo "heapscope_state=$HS_STATE"
-	echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
+	bench_meta_common sqlite3 python3 redis-tools
 } >"$TMP/meta.txt"
-if [ "$HS_STATE" != ok ] && [ -f "$TMP/build-heapscope.log" ]; then
-	grep -m5 -E 'error|Error' "$TMP/build-heapscope.log" >"$TMP/build-heapscope.excerpt" || true
-fi
-
-# Busy-machine probe: the load of other processes, sampled in the background.
-(while :; do
-	cut -d' ' -f1 /proc/loadavg
-	sleep 10
-done >"$TMP/load.txt") &
-LOAD_PID=$!
-trap 'kill $LOAD_PID 2>/dev/null || true' EXIT
-
-# run_one ALLOC_OPTS STDIN OUTFILE TIMEOUT CMD... : prints "wall rss status"
-run_one() {
-	local opts=$1 in=$2 out=$3 to=$4
-	shift 4
-	local io=()
-	[ "$in" != - ] && io+=(-i "$in")
-	[ "$out" != - ] && io+=(-o "$out")
-	# shellcheck disable=SC2086 # opts is a list of runner options
-	"$RUNNER" $opts "${io[@]}" -t "$to" -- "$@"
-}
+bench_load_start
+run_one() { bench_run_one "$@"; }
 
 # run_redis ALLOC_OPTS SCALE: redis-server under the allocator, redis-benchmark
 # (not preloaded) as the client on 127.0.0.1. Debian's redis links
@@ -288,17 +223,9 @@ echo "perf_instructions=$PERF_OK ($(grep -m1 instructions "$TMP/perf-probe.txt" 
 for a in "${ALLOCS[@]}"; do
 	aname=${a%%|*}
 	for n in 1000000 2000000; do
-		# Build the child's environment as the runner would, for valgrind.
-		# env takes its -u options before the assignments.
-		unsets=() sets=()
-		read -ra opts <<<"${a#*|}"
-		for ((k = 0; k < ${#opts[@]}; k += 2)); do
-			case ${opts[k]} in
-			-e) sets+=("${opts[k + 1]}") ;;
-			-u) unsets+=(-u "${opts[k + 1]}") ;;
-			esac
-		done
-		envs=(env "${unsets[@]}" "${sets[@]}")
+		# The child's environment as the runner would give it, for valgrind.
+		bench_valgrind_env "${a#*|}"
+		envs=("${BENCH_ENV[@]}")
 		cgout=/dev/null
 		[ "$n" = 2000000 ] && cgout=$TMP/callgrind-$aname.out
 		ir=$("${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$cgout" \
@@ -321,7 +248,7 @@ for a in "${ALLOCS[@]}"; do
 done
 
 # ---- phase 8: report ------------------------------------------------------------
-kill $LOAD_PID 2>/dev/null || true
+bench_load_stop
 echo "finished=$(date '+%F %T %Z')" >>"$TMP/meta.txt"
 echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$TMP/meta.txt"
 "$PY" "$BENCH/report.py" --dir "$TMP" --out "$OUT/$DATE-$TAG"
