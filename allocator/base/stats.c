@@ -35,8 +35,10 @@ void hs_stats_heap(struct hs_heap_figures *f)
 	uint64_t small = nonneg(HS_STAT_small_span_bytes);
 	uint64_t central = nonneg(HS_STAT_central_free_bytes);
 
-	f->large = nonneg(HS_STAT_large_bytes);
-	f->large_count = nonneg(HS_STAT_large_count);
+	f->large = nonneg(HS_STAT_pageheap_large_bytes) +
+		   nonneg(HS_STAT_region_large_bytes);
+	f->large_count = nonneg(HS_STAT_pageheap_large_count) +
+			 nonneg(HS_STAT_region_large_count);
 	f->in_use = (small > central ? small - central : 0) + f->large;
 	f->arena = (system > released ? system - released : 0) +
 		   nonneg(HS_STAT_region_large_bytes);

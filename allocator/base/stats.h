@@ -20,8 +20,8 @@
  * The heap (core and the sampled region's large blocks).  Large blocks
  * live in two pools, the page heap (whole spans) and the sampled region
  * (blocks up to HEAPSCOPE_REGION_BLOCK_MAX, and samples without a
- * proxy); large_bytes / large_count count both and are changed only by
- * hs_stat_large(), which the pool serving the block calls.
+ * proxy); each pool's figures are changed only by hs_stat_large(), which
+ * the pool serving the block calls, and hs_stats_heap() adds them up.
  */
 #define HS_STATS_HEAP(X)                                                       \
 	X(system_bytes, "address space reserved from the OS for the heap")     \
@@ -31,11 +31,11 @@
 	X(pageheap_free_count, "free spans (committed or released)")           \
 	X(small_span_bytes, "spans carved into small objects")                 \
 	X(central_free_bytes, "free objects held by central free lists")       \
-	X(large_bytes, "large blocks in use, both pools")                      \
-	X(large_count, "large blocks in use, both pools")                      \
-	X(pageheap_large_bytes, "large_bytes in page-heap spans")              \
-	X(region_large_bytes, "large_bytes in the sampled region (unsampled "  \
+	X(pageheap_large_bytes, "large blocks in page-heap spans")             \
+	X(pageheap_large_count, "those blocks")                                \
+	X(region_large_bytes, "large blocks in the sampled region (unsampled " \
 	  "blocks, and samples without a proxy)")                              \
+	X(region_large_count, "those blocks")                                  \
 	X(pageheap_merge_count, "runs of committed and released spans merged") \
 	X(release_calls_count, "madvise(DONTNEED) calls")                      \
 	X(released_total_bytes, "bytes given back to the OS, cumulative")      \
@@ -102,16 +102,21 @@ enum hs_pool {
 /*
  * The one accounting call of large blocks, made by the pool that serves
  * the block: bytes and count enter (+), change in place (count 0) or
- * leave (-) both the totals and the pool's share.  Thread-safe.
+ * leave (-) the pool's figures.  Two atomic adds, as before there was
+ * one call: the totals are summed by the one reader, hs_stats_heap.
+ * Thread-safe.
  */
 static inline void hs_stat_large(enum hs_pool pool, int64_t bytes,
 				 int64_t count)
 {
-	hs_stat_add(HS_STAT_large_bytes, bytes);
-	hs_stat_add(HS_STAT_large_count, count);
-	hs_stat_add(pool == HS_POOL_REGION ? HS_STAT_region_large_bytes
-					   : HS_STAT_pageheap_large_bytes,
+	int region = pool == HS_POOL_REGION;
+
+	hs_stat_add(region ? HS_STAT_region_large_bytes
+			   : HS_STAT_pageheap_large_bytes,
 		    bytes);
+	hs_stat_add(region ? HS_STAT_region_large_count
+			   : HS_STAT_pageheap_large_count,
+		    count);
 }
 
 /*
