@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_residency.c - time of one residency scan (collector/residency.c)
+ * bench_residency.c - time of one residency scan (collector/profiles/residency.c)
  * of the live samples of a 1 GiB heap, sampled at the default 2 MiB.
  *
  * Runs preloaded with libheapscope.so: allocates HEAP_MIB MiB in objects of
