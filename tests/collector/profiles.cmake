@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: MIT
-# Profiles beyond the heap: residency (swap test), placement, allocs,
-# lifetime, peak, fragmentation (issue 6).
+# collector/profiles/: the live set, its aggregation and folded export
+# (unit); profiles beyond the heap: residency (swap test), placement,
+# allocs, lifetime, peak, fragmentation (issue 6).
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_executable(test_profile ${CMAKE_CURRENT_SOURCE_DIR}/test_profile.c)
+  target_link_libraries(test_profile PRIVATE hs_collector_core ${CMOCKA_LIB})
+  add_test(NAME collector_profile COMMAND test_profile)
+endif()
+
 add_executable(residency_target
   ${CMAKE_CURRENT_SOURCE_DIR}/programs/residency_target.c)
 target_compile_options(residency_target PRIVATE -O1 -fno-builtin-malloc)

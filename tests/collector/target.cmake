@@ -1,11 +1,9 @@
 # SPDX-License-Identifier: MIT
-# Collector tests: cmocka units of the profile, folded export and registry
-# parser; a root end-to-end run against the fake target (libfakeheapscope.so).
+# collector/target/: the registry parser against crafted buffers (unit),
+# the fake target (libfakeheapscope.so: probes and registry, no malloc)
+# that the record and events tests run, and the USDT semaphores that
+# count attached collectors (root, BPF).
 if(HEAPSCOPE_BUILD_COLLECTOR)
-  add_executable(test_profile ${CMAKE_CURRENT_SOURCE_DIR}/test_profile.c)
-  target_link_libraries(test_profile PRIVATE hs_collector_core ${CMOCKA_LIB})
-  add_test(NAME collector_profile COMMAND test_profile)
-
   add_executable(test_registry_parse
     ${CMAKE_CURRENT_SOURCE_DIR}/test_registry_parse.c)
   target_link_libraries(test_registry_parse PRIVATE hs_collector_core
@@ -26,9 +24,11 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   set_target_properties(fake_target PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
 
-  add_test(NAME collector_fake_e2e
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_collector_fake.sh
-      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:fake_target>)
-  set_tests_properties(collector_fake_e2e PROPERTIES
-    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf")
+  # 10. USDT semaphores count collectors and return to 0 (root, BPF)
+  add_executable(semaphore_target ${CMAKE_CURRENT_SOURCE_DIR}/programs/semaphore_target.c)
+  target_link_libraries(semaphore_target PRIVATE heapscope dl)
+  add_test(NAME rel_semaphores COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_semaphores.sh
+    $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:semaphore_target>)
+  set_tests_properties(rel_semaphores PROPERTIES SKIP_RETURN_CODE 77
+    TIMEOUT 240 LABELS "e2e;root;bpf;collector;reliability")
 endif()
