@@ -31,12 +31,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "heapscope.skel.h"
 #include "heapscope_event.h"
 #include "daemon.h"
@@ -50,14 +50,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 {
 	(void)level;
 	return verbose ? vfprintf(stderr, fmt, args) : 0;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ------------------------------------------------------------ events */
@@ -95,7 +87,7 @@ static int on_event(void *ctx, void *data, size_t size)
 
 void hs_daemon__drain(struct hs_daemon *d)
 {
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = hs_mono_ns();
 
 	if (!d->rb)
 		return;
@@ -103,7 +95,7 @@ void hs_daemon__drain(struct hs_daemon *d)
 		batch_left = EVENT_BATCH;
 		if (ring_buffer__consume(d->rb) != -EAGAIN)
 			return;
-	} while (mono_ms() - t0 < 100);
+	} while (hs_mono_ns() - t0 < 100 * HS_NS_PER_MS);
 }
 
 static int on_event_one(struct hs_daemon *d, void *data, size_t size)
@@ -304,7 +296,7 @@ int hs_daemon_main(int argc, char **argv)
 	struct heapscope_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	void *http = NULL;
-	uint64_t last_sweep = 0, last_scan = mono_ms();
+	uint64_t last_sweep = 0, last_scan = hs_mono_ns();
 	int err, epfd;
 
 	/* Parse, check. */
@@ -388,16 +380,16 @@ int hs_daemon_main(int argc, char **argv)
 		pthread_mutex_lock(&d.lock);
 		batch_left = EVENT_BATCH;
 		ring_buffer__consume(rb);
-		if (mono_ms() - last_sweep >= 1000) {
+		if (hs_mono_ns() - last_sweep >= HS_NS_PER_S) {
 			read_lost(&d, skel);
 			hs_daemon__sweep(&d);
-			last_sweep = mono_ms();
+			last_sweep = hs_mono_ns();
 		}
 		/* New processes mapping an object not attached yet (another
 		 * copy) fire no events: find them by a slow rescan. */
-		if (mono_ms() - last_scan >= RESCAN_MS) {
+		if (hs_mono_ns() - last_scan >= RESCAN_MS * HS_NS_PER_MS) {
 			hs_daemon__scan(&d);
-			last_scan = mono_ms();
+			last_scan = hs_mono_ns();
 		}
 		if (hs_daemon__dump_requested()) {
 			read_lost(&d, skel);

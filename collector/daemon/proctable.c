@@ -12,21 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "heapscope_event.h"
 #include "daemon.h"
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------ processes */
 
@@ -160,7 +152,7 @@ struct hs_proc *hs_daemon__follow(struct hs_daemon *d, pid_t pid,
 		free(p);
 		return NULL;
 	}
-	p->created_ns = wall_ns();
+	p->created_ns = hs_wall_ns();
 	if (hs_proc__info(pid, &p->info)) {
 		p->gone = true;
 		p->info.pid = p->info.nspid = pid;
@@ -357,7 +349,7 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 		.cgroup = snap->info.cgroup,
 		.period = p->ev.period,
 		.time_nanos = (int64_t)start_ns,
-		.duration_nanos = (int64_t)(wall_ns() - start_ns),
+		.duration_nanos = (int64_t)(hs_wall_ns() - start_ns),
 		.comments = snap->cptr,
 		.allocs = w != NULL,
 	};

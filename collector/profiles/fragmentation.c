@@ -28,8 +28,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "heapscope.h"
 
 struct cls {
@@ -72,13 +72,11 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 	struct hs_sample **ss;
 	struct hs_stack_agg *aggs;
 	struct cls *cls;
-	struct timespec ts;
 	size_t ns, nc = 0, naggs, icap, *index;
 	uint64_t now;
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	now = hs_mono_ns();
 	err = hs_profile__samples(live, &ss, &ns);
 	if (err)
 		return err;

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -93,23 +92,13 @@ static int on_event_batched(void *ctx, void *data, size_t size)
  * second so a target that keeps allocating cannot hold the exit. */
 static void drain(struct ring_buffer *rb)
 {
-	struct timespec t0, t;
+	uint64_t t0 = hs_mono_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		batch_left = EVENT_BATCH;
 		if (ring_buffer__consume(rb) != -EAGAIN)
 			return;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	} while (hs_mono_ns() - t0 < HS_NS_PER_S);
 }
 
 /* Registry records sampled before the attach join the live set. */
@@ -201,7 +190,7 @@ static int record(const struct hs_options *o)
 	struct hs_proc_info pi;
 	uint64_t lost[HS_LOST_NR], start_ns = hs_wall_ns();
 	size_t naggs = 0, nlines = 0;
-	double deadline = 0;
+	uint64_t deadline = 0;
 	uint8_t one = 1;
 	uint32_t key = o->pid;
 	struct hs_options eff = *o;
@@ -290,7 +279,7 @@ static int record(const struct hs_options *o)
 		goto cleanup;
 	}
 	ev.prof = hs_profile__new();
-	ev.win = hs_window__new((uint64_t)(now_s() * 1e9));
+	ev.win = hs_window__new(hs_mono_ns());
 	if (!ev.prof || !ev.win) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -341,7 +330,7 @@ static int record(const struct hs_options *o)
 
 	/* Loop until the duration, a signal, or the target's end. */
 	if (o->duration_s)
-		deadline = now_s() + o->duration_s;
+		deadline = hs_mono_ns() + o->duration_s * HS_NS_PER_S;
 	while (!exiting) {
 		batch_left = EVENT_BATCH;
 		err = ring_buffer__poll(rb, 100);
@@ -354,7 +343,7 @@ static int record(const struct hs_options *o)
 		}
 		if (err == -EINTR || err == -EAGAIN) {
 			err = 0;
-			if (!(deadline && now_s() >= deadline))
+			if (!(deadline && hs_mono_ns() >= deadline))
 				continue;
 		}
 		if (err < 0) {
@@ -367,7 +356,7 @@ static int record(const struct hs_options *o)
 		hs_syms__tick(ev.syms);
 		if (ev.exited || ev.execed || !process_alive(o->pid))
 			break;
-		if (deadline && now_s() >= deadline)
+		if (deadline && hs_mono_ns() >= deadline)
 			break;
 	}
 	drain(rb);

@@ -16,23 +16,15 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "heapscope.h"
 #include "symbolize.h"
 
 /* Unknown addresses (JIT code, garbage) must not turn every event into a
  * /proc/PID/maps read: at most one refresh per interval. */
 #define REFRESH_INTERVAL_NS 200000000ull
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		    Dwarf_Addr base, char **file_name, Elf **elfp)
@@ -249,7 +241,7 @@ struct hs_syms *hs_syms__new(pid_t pid)
 		hs_syms__free(s);
 		return NULL;
 	}
-	s->last_ns = mono_ns();
+	s->last_ns = hs_mono_ns();
 	return s;
 err:
 	free(s->cache);
@@ -301,7 +293,7 @@ static void refresh(struct hs_syms *s)
 	/* Files already opened stay: dlclose'd code keeps resolving. */
 	snapshot(s);
 	s->refreshes++;
-	s->last_ns = mono_ns();
+	s->last_ns = hs_mono_ns();
 	s->stale = false;
 }
 
@@ -311,7 +303,7 @@ void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n)
 		if (!addrs[i] || known(s, addrs[i] - 1))
 			continue;
 		/* A library may have been loaded after the snapshot. */
-		if (mono_ns() - s->last_ns >= REFRESH_INTERVAL_NS)
+		if (hs_mono_ns() - s->last_ns >= REFRESH_INTERVAL_NS)
 			refresh(s);
 		else
 			s->stale = true;
@@ -321,7 +313,7 @@ void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n)
 
 void hs_syms__tick(struct hs_syms *s)
 {
-	if (s && s->stale && mono_ns() - s->last_ns >= REFRESH_INTERVAL_NS)
+	if (s && s->stale && hs_mono_ns() - s->last_ns >= REFRESH_INTERVAL_NS)
 		refresh(s);
 }
 
