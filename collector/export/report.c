@@ -11,48 +11,6 @@
 
 #include "heapscope.h"
 
-int hs_parse_format(const char *s, enum hs_format *out)
-{
-	if (!strcmp(s, "folded"))
-		*out = HS_FORMAT_FOLDED;
-	else if (!strcmp(s, "pprof"))
-		*out = HS_FORMAT_PPROF;
-	else if (!strcmp(s, "text"))
-		*out = HS_FORMAT_TEXT;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-int hs_parse_provider(const char *s, enum hs_provider *out)
-{
-	if (!strcmp(s, "auto"))
-		*out = HS_PROVIDER_AUTO;
-	else if (!strcmp(s, HEAPSCOPE_PROVIDER))
-		*out = HS_PROVIDER_HEAPSCOPE;
-	else if (!strcmp(s, HEAPSCOPE_COMPAT_OTEL) || !strcmp(s, "otel"))
-		*out = HS_PROVIDER_OTEL;
-	else if (!strcmp(s, HEAPSCOPE_COMPAT_DDHEAP))
-		*out = HS_PROVIDER_DDHEAP;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-const char *hs_provider_name(enum hs_provider p)
-{
-	switch (p) {
-	case HS_PROVIDER_HEAPSCOPE:
-		return HEAPSCOPE_PROVIDER;
-	case HS_PROVIDER_OTEL:
-		return HEAPSCOPE_COMPAT_OTEL;
-	case HS_PROVIDER_DDHEAP:
-		return HEAPSCOPE_COMPAT_DDHEAP;
-	default:
-		return "auto";
-	}
-}
-
 int hs_report__write(const char *path, enum hs_format fmt, enum hs_value v,
 		     const struct hs_stack_agg *aggs, size_t naggs,
 		     const struct hs_folded_line *lines, size_t nlines,

@@ -324,15 +324,3 @@ int hs_record__aggregate(enum hs_profile_kind kind, struct hs_profile *live,
 		return hs_profile__aggregate(live, out, n);
 	}
 }
-
-enum hs_value hs_profile_kind__default_value(enum hs_profile_kind kind)
-{
-	switch (kind) {
-	case HS_PROFILE_LIFETIME:
-		return HS_VALUE_OBJECTS;
-	case HS_PROFILE_FRAGMENTATION:
-		return HS_VALUE_FRAGMENTATION;
-	default:
-		return HS_VALUE_INUSE;
-	}
-}

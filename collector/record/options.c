@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * options.c - the `heapscope record` command line: its help text, the
- * parser that fills struct hs_options, and the names of --value and
- * --profile (also used by the text export).
+ * options.c - the `heapscope record` command line: its help text and the
+ * parser that fills struct hs_options (the names of --value, --profile,
+ * --format and --provider: base/kinds.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -69,86 +69,6 @@ static const char usage[] =
 	"    go tool pprof -top heap.pb.gz\n"
 	"\n"
 	"Other commands: heapscope daemon --help, heapscope rate --help\n";
-
-int hs_parse_value(const char *s, enum hs_value *out)
-{
-	if (!strcmp(s, "inuse") || !strcmp(s, "inuse_space"))
-		*out = HS_VALUE_INUSE;
-	else if (!strcmp(s, "requested"))
-		*out = HS_VALUE_REQUESTED;
-	else if (!strcmp(s, "objects") || !strcmp(s, "inuse_objects"))
-		*out = HS_VALUE_OBJECTS;
-	else if (!strcmp(s, "resident"))
-		*out = HS_VALUE_RESIDENT;
-	else if (!strcmp(s, "swapped"))
-		*out = HS_VALUE_SWAPPED;
-	else if (!strcmp(s, "not_resident"))
-		*out = HS_VALUE_NOT_RESIDENT;
-	else if (!strcmp(s, "huge"))
-		*out = HS_VALUE_HUGE;
-	else if (!strcmp(s, "lifetime_mean"))
-		*out = HS_VALUE_LIFETIME_MEAN;
-	else if (!strcmp(s, "lifetime_min"))
-		*out = HS_VALUE_LIFETIME_MIN;
-	else if (!strcmp(s, "lifetime_max"))
-		*out = HS_VALUE_LIFETIME_MAX;
-	else if (!strcmp(s, "same_thread"))
-		*out = HS_VALUE_SAME_THREAD;
-	else if (!strcmp(s, "fragmentation"))
-		*out = HS_VALUE_FRAGMENTATION;
-	else if (!strcmp(s, "fragmentation_age"))
-		*out = HS_VALUE_FRAGMENTATION_AGE;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-int hs_parse_profile(const char *s, enum hs_profile_kind *out)
-{
-	static const char *const names[] = {"heap", "allocs", "lifetime",
-					    "peak", "fragmentation"};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!strcmp(s, names[i])) {
-			*out = (enum hs_profile_kind)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *hs_value_name(enum hs_value v)
-{
-	switch (v) {
-	case HS_VALUE_REQUESTED:
-		return "requested bytes";
-	case HS_VALUE_OBJECTS:
-		return "objects";
-	case HS_VALUE_RESIDENT:
-		return "resident bytes";
-	case HS_VALUE_SWAPPED:
-		return "swapped bytes";
-	case HS_VALUE_NOT_RESIDENT:
-		return "not-resident bytes";
-	case HS_VALUE_HUGE:
-		return "huge-page bytes";
-	case HS_VALUE_LIFETIME_MEAN:
-		return "ns mean lifetime";
-	case HS_VALUE_LIFETIME_MIN:
-		return "ns min lifetime";
-	case HS_VALUE_LIFETIME_MAX:
-		return "ns max lifetime";
-	case HS_VALUE_SAME_THREAD:
-		return "objects freed by their thread";
-	case HS_VALUE_FRAGMENTATION:
-		return "fragmentation bytes (proxy)";
-	case HS_VALUE_FRAGMENTATION_AGE:
-		return "fragmentation bytes (age-weighted)";
-	default:
-		return "inuse bytes";
-	}
-}
-
 
 int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 {
