@@ -375,7 +375,7 @@ int hs_folded__build(const struct hs_stack_agg *aggs, size_t n, enum hs_value v,
 		     hs_symbolize_fn sym, void *sym_ctx,
 		     struct hs_folded_line **lines, size_t *nlines);
 int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
-/* Write to path atomically (temp file + rename); path NULL or "-": stdout. */
+/* Write to path atomically (hs_write_file_atomic); NULL or "-": stdout. */
 int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
 			  size_t n);
 void hs_folded__free(struct hs_folded_line *lines, size_t n);
@@ -397,15 +397,26 @@ int hs_proc__start_time(pid_t pid, uint64_t *start);
 /* Read and check only the registry header of a live target. */
 int hs_registry__read_header(pid_t pid, uint64_t addr,
 			     struct heapscope_registry *h);
-/* Write buf to path through a temporary file + rename (path NULL or "-":
- * stdout). */
-int hs_write_file_atomic(const char *path, const void *buf, size_t len);
+
+/* ------------------------------------------------------------ output */
+
 /* Output files (record -o) may replace an existing path only when this is
  * true (default; `record` clears it unless --force).  Never follows a
- * symlink at path: the temporary file is linked or renamed over it. */
+ * symlink at path: the temporary file is linked or renamed over it.  Set
+ * once, before any write (main thread). */
 extern bool hs_output_force;
+/* Could a profile be written to path (NULL or "-": stdout, always)?  Tries
+ * a temporary file next to it, before anything is attached: 0, -EEXIST
+ * (exists, not forced), -EINVAL (not a regular file or symlink: a device,
+ * a FIFO), -ENAMETOOLONG or mkstemp's -errno. */
+int hs_output__check(const char *path);
+/* Write buf (len bytes) to path through a temporary file + fsync + rename
+ * or link per hs_output_force (path NULL or "-": stdout, -EIO on a short
+ * write).  0 or -errno; on an error path is unchanged. */
+int hs_write_file_atomic(const char *path, const void *buf, size_t len);
 /* Moves the finished temporary file tmp to path per hs_output_force:
- * 0, -EEXIST (path exists, not forced) or -errno.  tmp is gone after. */
+ * 0, -EEXIST (path exists, not forced), -EINVAL (path is not a regular
+ * file or symlink) or -errno.  tmp is gone after. */
 int hs_install_output(const char *tmp, const char *path);
 
 /* ------------------------------------------------------------ pprof */

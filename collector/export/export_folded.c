@@ -9,8 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "heapscope.h"
 
@@ -131,37 +129,19 @@ int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n)
 int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
 			  size_t n)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, err;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int err;
 
-	if (!path || !strcmp(path, "-")) {
-		err = hs_folded__write(stdout, lines, n);
-		return fflush(stdout) ? -errno : err;
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		goto err_unlink;
-	}
+	if (!f)
+		return -ENOMEM;
 	err = hs_folded__write(f, lines, n);
-	if (fflush(f) || fsync(fileno(f)))
-		err = err ? err : -errno;
-	if (fclose(f))
-		err = err ? err : -errno;
-	if (err)
-		goto err_unlink;
-	/* mkstemp makes 0600; a profile is as readable as a normal file. */
-	chmod(tmp, 0644);
-	return hs_install_output(tmp, path);
-err_unlink:
-	unlink(tmp);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (!err)
+		err = hs_write_file_atomic(path, text, len);
+	free(text);
 	return err;
 }
 

@@ -9,12 +9,10 @@
  * (record_report.c), clean up.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -44,30 +42,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
-}
-
-/* Fail before attaching if the profile could not be written. */
-static int check_output(const char *path)
-{
-	char tmp[PATH_MAX];
-	int fd;
-
-	struct stat st;
-
-	if (!path || !strcmp(path, "-"))
-		return 0;
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return -EINVAL; /* /dev/null, a FIFO: not replaceable */
-	if (!hs_output_force && !lstat(path, &st))
-		return -EEXIST;
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	unlink(tmp);
-	return 0;
 }
 
 static bool process_alive(pid_t pid)
@@ -235,7 +209,7 @@ static int record(const struct hs_options *o)
 		return err;
 	}
 	hs_output_force = o->force;
-	err = check_output(o->output);
+	err = hs_output__check(o->output);
 	if (err) {
 		fprintf(stderr, "heapscope: cannot write %s: %s%s\n", o->output,
 			strerror(-err),

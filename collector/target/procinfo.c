@@ -3,14 +3,13 @@
  * procinfo.c - what the collector reports about a process besides its
  * heap: comm, binary, cgroup v2 path, pid in its own namespace (NSpid),
  * start time (pid + start time identify a process across pid reuse); the
- * registry header of a live target; atomic writes of profile bytes.
+ * registry header of a live target.
  * Everything read from /proc is bounded and validated.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -112,76 +111,4 @@ int hs_registry__read_header(pid_t pid, uint64_t addr,
 	    h->header_size != sizeof(*h))
 		return -EBADMSG;
 	return 0;
-}
-
-bool hs_output_force = true;
-
-int hs_install_output(const char *tmp, const char *path)
-{
-	struct stat st;
-	int err = 0;
-
-	/* a device, FIFO or socket at path (-o /dev/null) must never be
-	 * replaced by a regular file, forced or not */
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		err = -EINVAL;
-	else if (hs_output_force) {
-		if (rename(tmp, path))
-			err = -errno;
-	} else if (link(tmp, path)) {
-		/* link() fails with EEXIST on any existing name, a symlink
-		 * (dangling or not) included: no clobbering, no following */
-		err = -errno;
-	}
-	unlink(tmp);
-	return err;
-}
-
-int hs_write_file_atomic(const char *path, const void *buf, size_t len)
-{
-	char tmp[PATH_MAX];
-	const char *p = buf;
-	int fd, err = 0;
-
-	if (!path || !strcmp(path, "-")) {
-		while (len) {
-			ssize_t n = write(STDOUT_FILENO, p, len);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				return -EIO;
-			p += n;
-			len -= n;
-		}
-		return 0;
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	while (len && !err) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			err = n < 0 ? -errno : -EIO;
-		else {
-			p += n;
-			len -= n;
-		}
-	}
-	if (!err && fsync(fd))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && fchmodat(AT_FDCWD, tmp, 0644, 0))
-		err = -errno;
-	if (!err)
-		return hs_install_output(tmp, path);
-	if (err)
-		unlink(tmp);
-	return err;
 }
