@@ -184,6 +184,37 @@ struct hs_stack_agg {
 	double frag, frag_age;
 };
 
+/*
+ * A table of distinct stacks (stack_table.c): aggs[0..n) in the order the
+ * stacks were first added.  Zero-initialise it ({0}); not thread-safe.
+ */
+struct hs_stack_table {
+	struct hs_stack_agg *aggs;
+	size_t n, cap; /* entries used, allocated */
+	size_t *index; /* icap slots: aggs index + 1, 0 = empty */
+	size_t icap;   /* power of two, 2 * cap */
+};
+
+/* Room for need entries without another allocation: 0 or -ENOMEM. */
+int hs_stack_table__reserve(struct hs_stack_table *t, size_t need);
+/* The entry of stack[0..depth), added zeroed (but for depth and stack) if
+ * new; NULL on ENOMEM or depth > HEAPSCOPE_MAX_FRAMES.  Pointers into the
+ * table last until the next addition. */
+struct hs_stack_agg *hs_stack_table__get(struct hs_stack_table *t,
+					 const uint64_t *stack, uint32_t depth);
+/* The entry of that stack, or NULL if the table has none. */
+struct hs_stack_agg *hs_stack_table__find(const struct hs_stack_table *t,
+					  const uint64_t *stack,
+					  uint32_t depth);
+/* A malloc'd copy of the entries (never NULL on success): 0 or -ENOMEM. */
+int hs_stack_table__copy(const struct hs_stack_table *t,
+			 struct hs_stack_agg **out, size_t *n);
+/* Hand the entries' array to the caller (malloc'd, never NULL on success)
+ * and empty the table: 0 or -ENOMEM (the table is freed either way). */
+int hs_stack_table__take(struct hs_stack_table *t, struct hs_stack_agg **out,
+			 size_t *n);
+void hs_stack_table__free(struct hs_stack_table *t);
+
 struct hs_profile;
 
 struct hs_profile *hs_profile__new(void);
@@ -226,6 +257,10 @@ int hs_profile__samples(struct hs_profile *p, struct hs_sample ***out,
 /* Sum live samples per distinct stack; *out is malloc'd. */
 int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
 			  size_t *n);
+/* Sum live samples per distinct stack into t (which may hold entries
+ * already: their sums grow).  0 or -ENOMEM. */
+int hs_profile__aggregate_into(const struct hs_profile *p,
+			       struct hs_stack_table *t);
 double hs_sample_estimate(const struct hs_sample *s, enum hs_value v);
 double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v);
 

@@ -19,6 +19,7 @@ cc -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$root/collector" -I"$root/colle
 	-I"$root/collector/base" -I"$root/include" \
 	-o "$out/bench_residency" "$here/bench_residency.c" \
 	"$root/collector/profiles/residency.c" \
-	"$root/collector/profiles/profile.c" -ldl
+	"$root/collector/profiles/profile.c" \
+	"$root/collector/profiles/stack_table.c" -ldl
 HEAPSCOPE_SAMPLE_RATE=${HEAPSCOPE_SAMPLE_RATE:-2097152} HEAPSCOPE_SAMPLE_SEED=7 \
 	LD_PRELOAD="$build/allocator/libheapscope.so" ${WRAP:-} "$out/bench_residency" "$mib" "$runs"

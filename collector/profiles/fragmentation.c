@@ -37,18 +37,6 @@ struct cls {
 	double cw, ctw; /* sum c, sum c*t */
 };
 
-static size_t hash_stack(const uint64_t *st, uint32_t depth)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ depth;
-
-	for (uint32_t i = 0; i < depth; i++) {
-		h ^= st[i];
-		h *= 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return (size_t)h;
-}
-
 static bool usable(const struct hs_sample *s)
 {
 	return s->proxy && s->pspan.updated_ns && s->pspan.live &&
@@ -69,10 +57,10 @@ static struct cls *cls_of(struct cls *c, size_t *nc, uint64_t a)
 int hs_fragmentation__aggregate(struct hs_profile *live,
 				struct hs_stack_agg **out, size_t *n)
 {
+	struct hs_stack_table table = {0};
 	struct hs_sample **ss;
-	struct hs_stack_agg *aggs;
 	struct cls *cls;
-	size_t ns, nc = 0, naggs, icap, *index;
+	size_t ns, nc = 0;
 	uint64_t now;
 	int err;
 
@@ -101,32 +89,17 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 		k->cw += c;
 		k->ctw += c * t;
 	}
-	err = hs_profile__aggregate(live, &aggs, &naggs);
-	if (err)
-		goto out;
-	/* Per stack, through a hash index of the aggregated stacks. */
-	icap = 16;
-	while (icap < 2 * naggs)
-		icap *= 2;
-	index = calloc(icap, sizeof(*index));
-	if (!index) {
-		free(aggs);
-		err = -ENOMEM;
+	err = hs_profile__aggregate_into(live, &table);
+	if (err) {
+		hs_stack_table__free(&table);
 		goto out;
 	}
-	for (size_t j = 0; j < naggs; j++) {
-		size_t h = hash_stack(aggs[j].stack, aggs[j].depth) & (icap - 1);
-
-		while (index[h])
-			h = (h + 1) & (icap - 1);
-		index[h] = j + 1;
-		aggs[j].frag = aggs[j].frag_age = 0;
-	}
+	/* Per stack, through the table of the aggregated stacks. */
 	for (size_t i = 0; i < ns; i++) {
 		const struct hs_sample *s = ss[i];
 		double c, t, share, tc;
+		struct hs_stack_agg *a;
 		struct cls *k;
-		size_t h;
 
 		if (!usable(s))
 			continue;
@@ -137,22 +110,13 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 		tc = k->cw > 0 ? k->ctw / k->cw : 0;
 		share = (double)(s->pspan.bytes - s->pspan.live * s->allocated) /
 			s->pspan.live;
-		for (h = hash_stack(s->stack, s->depth) & (icap - 1); index[h];
-		     h = (h + 1) & (icap - 1)) {
-			struct hs_stack_agg *a = &aggs[index[h] - 1];
-
-			if (a->depth != s->depth ||
-			    memcmp(a->stack, s->stack,
-				   s->depth * sizeof(s->stack[0])))
-				continue;
-			a->frag += c * share;
-			a->frag_age += tc > 0 ? c * share * t / tc : 0;
-			break;
-		}
+		a = hs_stack_table__find(&table, s->stack, s->depth);
+		if (!a)
+			continue;
+		a->frag += c * share;
+		a->frag_age += tc > 0 ? c * share * t / tc : 0;
 	}
-	free(index);
-	*out = aggs;
-	*n = naggs;
+	err = hs_stack_table__take(&table, out, n);
 out:
 	free(cls);
 	free(ss);

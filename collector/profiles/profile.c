@@ -436,49 +436,24 @@ int hs_profile__samples(struct hs_profile *p, struct hs_sample ***out,
 	return 0;
 }
 
-/* Aggregation: a second open-addressing table keyed by the stack. */
+/* Aggregation: the samples summed per stack in a stack table. */
 struct agg_state {
-	struct hs_stack_agg *aggs;
-	size_t n, cap;
-	size_t *index; /* slot -> aggs index + 1, 0 = empty */
-	size_t icap;
+	struct hs_stack_table *t;
 	int err;
 };
-
-static size_t hash_stack(const uint64_t *st, uint32_t depth)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ depth;
-
-	for (uint32_t i = 0; i < depth; i++) {
-		h ^= st[i];
-		h *= 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return (size_t)h;
-}
 
 static void agg_add(void *ctx, const struct hs_sample *s)
 {
 	struct agg_state *st = ctx;
-	size_t mask = st->icap - 1, i;
 	struct hs_stack_agg *a;
 
 	if (st->err)
 		return;
-	for (i = hash_stack(s->stack, s->depth) & mask; st->index[i];
-	     i = (i + 1) & mask) {
-		a = &st->aggs[st->index[i] - 1];
-		if (a->depth == s->depth &&
-		    !memcmp(a->stack, s->stack, s->depth * sizeof(uint64_t)))
-			goto found;
+	a = hs_stack_table__get(st->t, s->stack, s->depth);
+	if (!a) {
+		st->err = -ENOMEM;
+		return;
 	}
-	/* icap >= 2 * live samples, so the index never fills. */
-	a = &st->aggs[st->n++];
-	memset(a, 0, sizeof(*a));
-	a->depth = s->depth;
-	memcpy(a->stack, s->stack, s->depth * sizeof(uint64_t));
-	st->index[i] = st->n;
-found:
 	a->samples++;
 	a->inuse += hs_sample_estimate(s, HS_VALUE_INUSE);
 	a->requested += hs_sample_estimate(s, HS_VALUE_REQUESTED);
@@ -497,25 +472,27 @@ found:
 	}
 }
 
+int hs_profile__aggregate_into(const struct hs_profile *p,
+			       struct hs_stack_table *t)
+{
+	struct agg_state st = {.t = t};
+
+	/* at most one entry per live sample: no growth while adding */
+	if (hs_stack_table__reserve(t, t->n + (p->live ? p->live : 1)))
+		return -ENOMEM;
+	hs_profile__for_each(p, agg_add, &st);
+	return st.err;
+}
+
 int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
 			  size_t *n)
 {
-	struct agg_state st = {0};
+	struct hs_stack_table t = {0};
+	int err = hs_profile__aggregate_into(p, &t);
 
-	st.cap = p->live ? p->live : 1;
-	st.icap = 16;
-	while (st.icap < 2 * st.cap)
-		st.icap *= 2;
-	st.aggs = malloc(st.cap * sizeof(*st.aggs));
-	st.index = calloc(st.icap, sizeof(*st.index));
-	if (!st.aggs || !st.index) {
-		free(st.aggs);
-		free(st.index);
-		return -ENOMEM;
+	if (err) {
+		hs_stack_table__free(&t);
+		return err;
 	}
-	hs_profile__for_each(p, agg_add, &st);
-	free(st.index);
-	*out = st.aggs;
-	*n = st.n;
-	return 0;
+	return hs_stack_table__take(&t, out, n);
 }

@@ -27,16 +27,9 @@
 
 #include "heapscope.h"
 
-struct aggtab {
-	struct hs_stack_agg *aggs;
-	size_t n, cap;
-	size_t *index; /* slot -> aggs index + 1 */
-	size_t icap;
-};
-
 struct hs_window {
 	uint64_t start_ns; /* CLOCK_MONOTONIC of the attach */
-	struct aggtab allocs, lifetime;
+	struct hs_stack_table allocs, lifetime;
 	double total;		   /* estimated in-use bytes now */
 	double peak_total;	   /* total of the peak copy */
 	struct hs_stack_agg *peak; /* copy of the live aggregation */
@@ -44,86 +37,6 @@ struct hs_window {
 	uint64_t peak_snapshots;
 	bool loading; /* registry load in progress: no peak checks */
 };
-
-static size_t hash_stack(const uint64_t *st, uint32_t depth)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ depth;
-
-	for (uint32_t i = 0; i < depth; i++) {
-		h ^= st[i];
-		h *= 0x100000001b3ULL;
-		h ^= h >> 31;
-	}
-	return (size_t)h;
-}
-
-static int tab_grow(struct aggtab *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 64, nicap = ncap * 2;
-	struct hs_stack_agg *na = realloc(t->aggs, ncap * sizeof(*na));
-	size_t *ni;
-
-	if (!na)
-		return -ENOMEM;
-	t->aggs = na;
-	ni = calloc(nicap, sizeof(*ni));
-	if (!ni)
-		return -ENOMEM;
-	for (size_t k = 0; k < t->n; k++) {
-		size_t i = hash_stack(na[k].stack, na[k].depth) & (nicap - 1);
-
-		while (ni[i])
-			i = (i + 1) & (nicap - 1);
-		ni[i] = k + 1;
-	}
-	free(t->index);
-	t->index = ni;
-	t->icap = nicap;
-	t->cap = ncap;
-	return 0;
-}
-
-static struct hs_stack_agg *tab_get(struct aggtab *t, const uint64_t *stack,
-				    uint32_t depth)
-{
-	struct hs_stack_agg *a;
-	size_t i;
-
-	if (t->n + 1 > t->cap && tab_grow(t))
-		return NULL;
-	for (i = hash_stack(stack, depth) & (t->icap - 1); t->index[i];
-	     i = (i + 1) & (t->icap - 1)) {
-		a = &t->aggs[t->index[i] - 1];
-		if (a->depth == depth &&
-		    !memcmp(a->stack, stack, depth * sizeof(*stack)))
-			return a;
-	}
-	a = &t->aggs[t->n++];
-	memset(a, 0, sizeof(*a));
-	a->depth = depth;
-	memcpy(a->stack, stack, depth * sizeof(*stack));
-	t->index[i] = t->n;
-	return a;
-}
-
-static void tab_free(struct aggtab *t)
-{
-	free(t->aggs);
-	free(t->index);
-	memset(t, 0, sizeof(*t));
-}
-
-static int tab_copy(const struct aggtab *t, struct hs_stack_agg **out,
-		    size_t *n)
-{
-	*out = malloc((t->n ? t->n : 1) * sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	if (t->n) /* empty table: aggs may be NULL (memcpy's UB) */
-		memcpy(*out, t->aggs, t->n * sizeof(**out));
-	*n = t->n;
-	return 0;
-}
 
 struct hs_window *hs_window__new(uint64_t start_ns)
 {
@@ -138,8 +51,8 @@ void hs_window__free(struct hs_window *w)
 {
 	if (!w)
 		return;
-	tab_free(&w->allocs);
-	tab_free(&w->lifetime);
+	hs_stack_table__free(&w->allocs);
+	hs_stack_table__free(&w->lifetime);
 	free(w->peak);
 	free(w);
 }
@@ -151,7 +64,7 @@ void hs_window__loading(struct hs_window *w, bool on)
 
 int hs_window__alloc_event(struct hs_window *w, const struct hs_sample *s)
 {
-	struct hs_stack_agg *a = tab_get(&w->allocs, s->stack, s->depth);
+	struct hs_stack_agg *a = hs_stack_table__get(&w->allocs, s->stack, s->depth);
 
 	if (!a)
 		return -ENOMEM;
@@ -214,7 +127,7 @@ int hs_window__live_free(struct hs_window *w, const struct hs_sample *s,
 	stack[depth++] = HS_FREE_MARKER;
 	memcpy(stack + depth, s->stack, na * sizeof(*stack));
 	depth += na;
-	a = tab_get(&w->lifetime, stack, depth);
+	a = hs_stack_table__get(&w->lifetime, stack, depth);
 	if (!a)
 		return -ENOMEM;
 	objs = hs_sample_estimate(s, HS_VALUE_OBJECTS);
@@ -237,13 +150,13 @@ int hs_window__live_free(struct hs_window *w, const struct hs_sample *s,
 int hs_window__allocs(const struct hs_window *w, struct hs_stack_agg **out,
 		      size_t *n)
 {
-	return tab_copy(&w->allocs, out, n);
+	return hs_stack_table__copy(&w->allocs, out, n);
 }
 
 int hs_window__lifetime(const struct hs_window *w, struct hs_stack_agg **out,
 			size_t *n)
 {
-	return tab_copy(&w->lifetime, out, n);
+	return hs_stack_table__copy(&w->lifetime, out, n);
 }
 
 int hs_window__peak(const struct hs_window *w, struct hs_stack_agg **out,
