@@ -34,12 +34,13 @@ enum hs_event_type {
  * names the probe's own function */
 #define HS_EVF_COMPAT 0x4u
 
-/* Slots of the per-CPU `lost` array map. */
+/* Slots of the per-CPU `lost` array map: HS_LOST_NR of them, the map's
+ * max_entries and the length of every collector array of lost counts. */
 enum hs_lost_slot {
 	HS_LOST_RINGBUF = 0, /* bpf_ringbuf_reserve failed: event dropped */
 	HS_LOST_STACK = 1,   /* bpf_probe_read_user of the stack failed */
 	HS_LOST_ARGS = 2,    /* a USDT argument could not be fetched */
-	HS_LOST_NR = 4,
+	HS_LOST_NR,	     /* number of slots */
 };
 
 struct hs_event {

@@ -271,9 +271,6 @@ struct hs_residency;
 /* Open /proc/PID/pagemap (and /proc/kpageflags if readable). */
 int hs_residency__open(struct hs_residency **out, pid_t pid);
 void hs_residency__close(struct hs_residency *r);
-/* Read /proc/kpageflags for present pages (default on; off: pagemap only,
- * zero pages still recognised by PFN, huge/dirty/... stay 0). */
-void hs_residency__set_kpageflags(struct hs_residency *r, bool on);
 /*
  * Fill ss[i]->res for n samples: pagemap entries for each sample's OS pages
  * (batched: nearby samples share one pread), kpageflags for present PFNs

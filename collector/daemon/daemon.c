@@ -145,7 +145,7 @@ static void read_lost(struct hs_daemon *d, struct heapscope_bpf *skel)
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return;
-	for (uint32_t k = 0; k < HS_LOST_NR && k < 4; k++) {
+	for (uint32_t k = 0; k < HS_LOST_NR; k++) {
 		uint64_t sum = 0;
 
 		if (bpf_map_lookup_elem(fd, &k, vals))

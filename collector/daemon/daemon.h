@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "heapscope.h"
+#include "heapscope_event.h"
 
 #define HS_DAEMON_BUCKETS 1024
 #define HS_DAEMON_MAX_LIBS 16
@@ -92,7 +93,8 @@ struct hs_daemon {
 	size_t nlinks;
 	/* counters */
 	uint64_t allocs, frees, bad, procs_seen, procs_freed;
-	uint64_t lost[4]; /* HS_LOST_* totals, refreshed by the main thread */
+	uint64_t lost[HS_LOST_NR]; /* HS_LOST_* totals, refreshed by the main
+				    * thread */
 	uint64_t http_requests, scrape_errors;
 	uint64_t dumps, dump_errors;
 	volatile sig_atomic_t *exiting;

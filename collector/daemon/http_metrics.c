@@ -125,7 +125,10 @@ static void prom_proc_sample(FILE *f, const char *metric,
 
 enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c)
 {
+	/* reason label of each HS_LOST_* slot */
 	static const char *const lost_names[] = {"ringbuf", "stack", "args"};
+	_Static_assert(sizeof(lost_names) / sizeof(lost_names[0]) == HS_LOST_NR,
+		       "a reason per lost slot");
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -146,7 +149,7 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c)
 	      "programs (all processes).\n"
 	      "# TYPE heapscope_lost_events_total counter\n",
 	      f);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < HS_LOST_NR; i++)
 		fprintf(f, "heapscope_lost_events_total{reason=\"%s\"} %llu\n",
 			lost_names[i], (unsigned long long)d->lost[i]);
 	fprintf(f,

@@ -129,11 +129,6 @@ static uint64_t find_zero_pfn(int kpageflags_fd)
 	return pfn;
 }
 
-void hs_residency__set_kpageflags(struct hs_residency *r, bool on)
-{
-	r->mode = on ? HS_KPF_ALL : HS_KPF_NONE;
-}
-
 void hs_residency__set_flags(struct hs_residency *r, enum hs_kpf_mode m)
 {
 	r->mode = m == HS_KPF_ALL || m == HS_KPF_SHAPE ? m : HS_KPF_NONE;

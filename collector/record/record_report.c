@@ -18,6 +18,7 @@ void hs_record__print_summary(const struct hs_options *o,
 {
 	double total = 0;
 
+	_Static_assert(HS_LOST_NR == 3, "the summary names every lost slot");
 	for (size_t i = 0; i < n; i++)
 		total += lines[i].value;
 	fprintf(stderr,
