@@ -545,6 +545,10 @@ struct hs_events {
 	struct hs_window *win; /* allocs/lifetime/peak, may be NULL */
 };
 
+/* Is data (size bytes from the ring buffer) a struct hs_event of this
+ * build: size, magic, version, its own size field, depth <= 64 frames?
+ * Nothing else of it is trusted yet.  Thread-safe. */
+bool hs_event__valid(const void *data, size_t size);
 /* ring_buffer_sample_fn: validates and applies one struct hs_event. */
 int hs_events__handle(void *ctx, void *data, size_t size);
 

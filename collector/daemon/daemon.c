@@ -40,17 +40,9 @@
 #include "heapscope.skel.h"
 #include "heapscope_event.h"
 #include "daemon.h"
+#include "ring.h"
 
 #define RESCAN_MS 10000 /* /proc rescan for copies not attached yet */
-
-static bool verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list args)
-{
-	(void)level;
-	return verbose ? vfprintf(stderr, fmt, args) : 0;
-}
 
 /* ------------------------------------------------------------ events */
 
@@ -69,44 +61,20 @@ static void window_add(struct hs_proc *p, const struct hs_event *e)
 		hs_profile__alloc(w->prof, &s);
 }
 
-/* Events handled per hold of the daemon lock: under a sustained stream
- * ring_buffer__consume would otherwise never return, and HTTP handlers
- * (/metrics) would wait for the lock indefinitely. */
-#define EVENT_BATCH 4096
-static unsigned batch_left;
-
-static int on_event_one(struct hs_daemon *d, void *data, size_t size);
-
-static int on_event(void *ctx, void *data, size_t size)
-{
-	on_event_one(ctx, data, size);
-	/* libbpf has consumed this record already: a negative return only
-	 * ends the batch. */
-	return --batch_left ? 0 : -EAGAIN;
-}
-
 void hs_daemon__drain(struct hs_daemon *d)
 {
-	uint64_t t0 = hs_mono_ns();
-
-	if (!d->rb)
-		return;
-	do {
-		batch_left = EVENT_BATCH;
-		if (ring_buffer__consume(d->rb) != -EAGAIN)
-			return;
-	} while (hs_mono_ns() - t0 < 100 * HS_NS_PER_MS);
+	hs_ring__drain(d->ring, 100 * HS_NS_PER_MS);
 }
 
-static int on_event_one(struct hs_daemon *d, void *data, size_t size)
+/* One ring-buffer record, under the daemon lock (one batch of
+ * HS_RING_BATCH per hold, so HTTP handlers never wait long for it). */
+static int on_event(void *ctx, void *data, size_t size)
 {
+	struct hs_daemon *d = ctx;
 	const struct hs_event *e = data;
 	struct hs_proc *p;
 
-	if (size < sizeof(*e) || e->magic != HS_EVENT_MAGIC ||
-	    e->version != HS_EVENT_VERSION || e->size != sizeof(*e) ||
-	    e->depth > HS_EVENT_MAX_FRAMES || !e->pid ||
-	    e->pid > INT32_MAX) {
+	if (!hs_event__valid(data, size) || !e->pid || e->pid > INT32_MAX) {
 		d->bad++;
 		return 0;
 	}
@@ -132,29 +100,6 @@ static int on_event_one(struct hs_daemon *d, void *data, size_t size)
 		d->frees++;
 	}
 	return hs_events__handle(&p->ev, data, size);
-}
-
-static void read_lost(struct hs_daemon *d, struct heapscope_bpf *skel)
-{
-	int ncpu = libbpf_num_possible_cpus(),
-	    fd = bpf_map__fd(skel->maps.lost);
-	uint64_t *vals;
-
-	if (ncpu <= 0)
-		return;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return;
-	for (uint32_t k = 0; k < HS_LOST_NR; k++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			sum += vals[c];
-		d->lost[k] = sum;
-	}
-	free(vals);
 }
 
 /* ------------------------------------------------------------ main */
@@ -294,7 +239,8 @@ int hs_daemon_main(int argc, char **argv)
 {
 	static struct hs_daemon d;
 	struct heapscope_bpf *skel = NULL;
-	struct ring_buffer *rb = NULL;
+	struct hs_ring ring = {0};
+	const char *what, *hint;
 	void *http = NULL;
 	uint64_t last_sweep = 0, last_scan = hs_mono_ns();
 	int err, epfd;
@@ -303,8 +249,7 @@ int hs_daemon_main(int argc, char **argv)
 	err = hs_daemon__parse_args(argc, argv, &d);
 	if (err)
 		return err > 0 ? 0 : 2;
-	verbose = d.verbose;
-	libbpf_set_print(libbpf_print);
+	hs_libbpf__print(d.verbose);
 	if (geteuid() != 0) {
 		fprintf(stderr, "heapscope daemon: must run as root (BPF, "
 				"USDT attach and process_vm_readv need "
@@ -315,30 +260,19 @@ int hs_daemon_main(int argc, char **argv)
 	hs_daemon__signals(&d);
 
 	/* Open, load. */
-	skel = heapscope_bpf__open();
-	if (!skel) {
-		fprintf(stderr, "heapscope daemon: cannot open the BPF "
-				"object: %s\n",
-			strerror(errno));
-		return 1;
-	}
-	skel->rodata->trace_all_exits = 0;
-	err = heapscope_bpf__load(skel);
+	err = hs_bpf__open_load(&skel, &what, &hint);
 	if (err) {
-		fprintf(stderr,
-			"heapscope daemon: cannot load the BPF programs: %s "
-			"(run with -v for the verifier log)\n",
-			strerror(-err));
-		goto cleanup;
+		fprintf(stderr, "heapscope daemon: cannot %s: %s%s\n", what,
+			strerror(-err), hint);
+		return 1;
 	}
 	d.skel = skel;
 	d.tracked_fd = bpf_map__fd(skel->maps.tracked_pids);
 	d.lost_pid_fd = bpf_map__fd(skel->maps.lost_by_pid);
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &d,
-			      NULL);
-	d.rb = rb;
-	if (!rb) {
-		err = -errno;
+	err = hs_ring__open(&ring, bpf_map__fd(skel->maps.events), on_event,
+			    &d);
+	d.ring = err ? NULL : &ring;
+	if (err) {
 		fprintf(stderr, "heapscope daemon: cannot create the ring "
 				"buffer\n");
 		goto cleanup;
@@ -366,7 +300,7 @@ int hs_daemon_main(int argc, char **argv)
 		d.listen_text, d.nprocs);
 
 	/* Loop: wait for events without the lock, consume with it. */
-	epfd = ring_buffer__epoll_fd(rb);
+	epfd = hs_ring__epoll_fd(&ring);
 	while (!*d.exiting) {
 		struct epoll_event evs[1];
 		int n = epoll_wait(epfd, evs, 1, 200);
@@ -378,10 +312,9 @@ int hs_daemon_main(int argc, char **argv)
 			break;
 		}
 		pthread_mutex_lock(&d.lock);
-		batch_left = EVENT_BATCH;
-		ring_buffer__consume(rb);
+		hs_ring__consume(&ring);
 		if (hs_mono_ns() - last_sweep >= HS_NS_PER_S) {
-			read_lost(&d, skel);
+			hs_lost__read(bpf_map__fd(skel->maps.lost), d.lost);
 			hs_daemon__sweep(&d);
 			last_sweep = hs_mono_ns();
 		}
@@ -392,7 +325,7 @@ int hs_daemon_main(int argc, char **argv)
 			last_scan = hs_mono_ns();
 		}
 		if (hs_daemon__dump_requested()) {
-			read_lost(&d, skel);
+			hs_lost__read(bpf_map__fd(skel->maps.lost), d.lost);
 			hs_daemon__dump_all(&d);
 		}
 		pthread_mutex_unlock(&d.lock);
@@ -406,8 +339,8 @@ cleanup:
 	hs_http__stop(http);
 	for (size_t i = 0; i < d.nlinks; i++)
 		bpf_link__destroy(d.links[i]);
-	d.rb = NULL; /* the HTTP threads are stopped */
-	ring_buffer__free(rb);
+	d.ring = NULL; /* the HTTP threads are stopped */
+	hs_ring__close(&ring);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
 		while (d.buckets[b])
 			hs_daemon__forget(&d, d.buckets[b]);

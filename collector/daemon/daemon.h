@@ -17,6 +17,8 @@
 #include "heapscope.h"
 #include "heapscope_event.h"
 
+struct hs_ring;
+
 #define HS_DAEMON_BUCKETS 1024
 #define HS_DAEMON_MAX_LIBS 16
 #define HS_DAEMON_MAX_OBJS 64
@@ -78,7 +80,7 @@ struct hs_daemon {
 	bool verbose;
 	/* BPF side (opaque here: struct heapscope_bpf *, struct bpf_link *) */
 	void *skel;
-	void *rb;	 /* struct ring_buffer *: see hs_daemon__drain */
+	struct hs_ring *ring; /* see hs_daemon__drain; NULL until it runs */
 	int tracked_fd;	 /* tracked_pids map */
 	int lost_pid_fd; /* lost_by_pid map: ring-buffer drops per pid */
 	/* Objects with probes attached for every process, by inode: --lib

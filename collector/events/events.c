@@ -128,14 +128,21 @@ static void on_compat_free(struct hs_events *ev, const struct hs_event *e)
 	free_live(ev, seq, e);
 }
 
+bool hs_event__valid(const void *data, size_t size)
+{
+	const struct hs_event *e = data;
+
+	return size >= sizeof(*e) && e->magic == HS_EVENT_MAGIC &&
+	       e->version == HS_EVENT_VERSION && e->size == sizeof(*e) &&
+	       e->depth <= HS_EVENT_MAX_FRAMES;
+}
+
 int hs_events__handle(void *ctx, void *data, size_t size)
 {
 	struct hs_events *ev = ctx;
 	const struct hs_event *e = data;
 
-	if (size < sizeof(*e) || e->magic != HS_EVENT_MAGIC ||
-	    e->version != HS_EVENT_VERSION || e->size != sizeof(*e) ||
-	    e->depth > HS_EVENT_MAX_FRAMES) {
+	if (!hs_event__valid(data, size)) {
 		ev->bad++;
 		return 0;
 	}

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,20 +22,10 @@
 #include "heapscope.h"
 #include "heapscope_event.h"
 #include "record.h"
+#include "ring.h"
 
 static volatile sig_atomic_t exiting;
 static bool verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list args)
-{
-	/* libbpf's own messages only with -v; failures are reported by the
-	 * collector with a remedy instead. */
-	(void)level;
-	if (!verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
 
 static void on_signal(int sig)
 {
@@ -47,32 +36,6 @@ static void on_signal(int sig)
 static bool process_alive(pid_t pid)
 {
 	return !(kill(pid, 0) && errno == ESRCH);
-}
-
-/* Events handled per ring_buffer__poll: under a sustained stream libbpf's
- * consume loop would never return, and -d / SIGINT would not be honoured.
- * A negative return from the callback ends the batch (libbpf has already
- * consumed that record). */
-#define EVENT_BATCH 4096
-static unsigned batch_left = EVENT_BATCH;
-
-static int on_event_batched(void *ctx, void *data, size_t size)
-{
-	hs_events__handle(ctx, data, size);
-	return --batch_left ? 0 : -EAGAIN;
-}
-
-/* Take what is in the ring buffer when the loop ends, bounded to one
- * second so a target that keeps allocating cannot hold the exit. */
-static void drain(struct ring_buffer *rb)
-{
-	uint64_t t0 = hs_mono_ns();
-
-	do {
-		batch_left = EVENT_BATCH;
-		if (ring_buffer__consume(rb) != -EAGAIN)
-			return;
-	} while (hs_mono_ns() - t0 < HS_NS_PER_S);
 }
 
 /* Registry records sampled before the attach join the live set. */
@@ -129,45 +92,22 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 	hs_registry__free(&snap);
 }
 
-static uint64_t read_lost(struct heapscope_bpf *skel, uint64_t out[HS_LOST_NR])
-{
-	int ncpu = libbpf_num_possible_cpus(),
-	    fd = bpf_map__fd(skel->maps.lost);
-	uint64_t total = 0;
-	uint64_t *vals;
-
-	memset(out, 0, HS_LOST_NR * sizeof(out[0]));
-	if (ncpu <= 0)
-		return 0;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return 0;
-	for (uint32_t k = 0; k < HS_LOST_NR; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[k] += vals[c];
-		total += out[k];
-	}
-	free(vals);
-	return total;
-}
-
 static int record(const struct hs_options *o)
 {
 	struct heapscope_bpf *skel = NULL;
-	struct ring_buffer *rb = NULL;
+	struct hs_ring ring = {0};
 	struct hs_folded_line *lines = NULL;
 	struct hs_stack_agg *aggs = NULL;
 	struct hs_events ev = {.pid = o->pid, .verbose = o->verbose};
 	struct hs_target t;
 	struct hs_proc_info pi;
-	uint64_t lost[HS_LOST_NR], start_ns = hs_wall_ns();
+	uint64_t lost[HS_LOST_NR] = {0}, start_ns = hs_wall_ns();
 	size_t naggs = 0, nlines = 0;
 	uint64_t deadline = 0;
 	uint8_t one = 1;
 	uint32_t key = o->pid;
 	struct hs_options eff = *o;
+	const char *what, *hint;
 	int err;
 
 	/* The folded value when --value was not given depends on --profile. */
@@ -227,23 +167,11 @@ static int record(const struct hs_options *o)
 	}
 
 	/* Open, configure, load. */
-	skel = heapscope_bpf__open();
-	if (!skel) {
-		err = -errno;
-		fprintf(stderr,
-			"heapscope: BPF not available: cannot open the BPF "
-			"object: %s\n",
-			strerror(-err));
-		return err;
-	}
-	skel->rodata->trace_all_exits = 0;
-	err = heapscope_bpf__load(skel);
+	err = hs_bpf__open_load(&skel, &what, &hint);
 	if (err) {
-		fprintf(stderr,
-			"heapscope: BPF not available: cannot load the BPF "
-			"programs: %s (run with -v for the verifier log)\n",
-			strerror(-err));
-		goto cleanup;
+		fprintf(stderr, "heapscope: BPF not available: cannot %s: %s%s\n",
+			what, strerror(-err), hint);
+		return err;
 	}
 	if (bpf_map__update_elem(skel->maps.tracked_pids, &key, sizeof(key),
 				 &one, sizeof(one), BPF_ANY)) {
@@ -268,10 +196,9 @@ static int record(const struct hs_options *o)
 			t.path, o->pid, strerror(-err));
 		goto cleanup;
 	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event_batched,
-			      &ev, NULL);
-	if (!rb) {
-		err = -errno;
+	err = hs_ring__open(&ring, bpf_map__fd(skel->maps.events),
+			    hs_events__handle, &ev);
+	if (err) {
 		fprintf(stderr,
 			"heapscope: cannot create the ring buffer: %s\n",
 			strerror(-err));
@@ -306,15 +233,12 @@ static int record(const struct hs_options *o)
 	if (o->duration_s)
 		deadline = hs_mono_ns() + o->duration_s * HS_NS_PER_S;
 	while (!exiting) {
-		batch_left = EVENT_BATCH;
-		err = ring_buffer__poll(rb, 100);
+		err = hs_ring__poll(&ring, 100);
 		/* The BPF side wakes us only when the ring buffer fills up
 		 * (heapscope.bpf.c submit): after a quiet poll, take what
 		 * is there. */
-		if (err == 0) {
-			batch_left = EVENT_BATCH;
-			err = ring_buffer__consume(rb);
-		}
+		if (err == 0)
+			err = hs_ring__consume(&ring);
 		if (err == -EINTR || err == -EAGAIN) {
 			err = 0;
 			if (!(deadline && hs_mono_ns() >= deadline))
@@ -333,7 +257,9 @@ static int record(const struct hs_options *o)
 		if (deadline && hs_mono_ns() >= deadline)
 			break;
 	}
-	drain(rb);
+	/* What is in the ring buffer when the loop ends, bounded to one
+	 * second so a target that keeps allocating cannot hold the exit. */
+	hs_ring__drain(&ring, HS_NS_PER_S);
 	if (ev.execed)
 		fprintf(stderr,
 			"heapscope: process %d called exec; profile as of "
@@ -394,7 +320,7 @@ static int record(const struct hs_options *o)
 			strerror(-err));
 		goto cleanup;
 	}
-	read_lost(skel, lost);
+	hs_lost__read(bpf_map__fd(skel->maps.lost), lost);
 	err = hs_record__write_report(o, &t, &pi, &ev, aggs, naggs, lines,
 				      nlines, lost, start_ns);
 	if (err) {
@@ -411,7 +337,7 @@ static int record(const struct hs_options *o)
 cleanup:
 	hs_folded__free(lines, nlines);
 	free(aggs);
-	ring_buffer__free(rb);
+	hs_ring__close(&ring);
 	hs_syms__free(ev.syms);
 	hs_profile__free(ev.prof);
 	hs_window__free(ev.win);
@@ -430,7 +356,7 @@ int hs_record_main(int argc, char **argv)
 	if (err)
 		return err > 0 ? 0 : 2;
 	verbose = opts.verbose;
-	libbpf_set_print(libbpf_print);
+	hs_libbpf__print(opts.verbose);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
