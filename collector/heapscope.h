@@ -75,6 +75,10 @@ unsigned hs_elf_probe_notes(const char *path);
  * (heapscope: sample_alloc)?  And its free probe? */
 bool hs_notes_have_alloc(unsigned notes, enum hs_provider p);
 bool hs_notes_have_free(unsigned notes, enum hs_provider p);
+/* The probes to attach to an object with these notes: p itself if the
+ * object has p's alloc probe; for AUTO heapscope's, else otel_memory's,
+ * else ddheap's.  AUTO = none. */
+enum hs_provider hs_notes__choose(unsigned notes, enum hs_provider p);
 /*
  * hs_target__find for provider p.  HEAPSCOPE: as hs_target__find.  OTEL,
  * DDHEAP: the first mapped object whose name matches `match` (when given)

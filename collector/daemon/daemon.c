@@ -39,6 +39,7 @@
 #include "clock.h"
 #include "heapscope.skel.h"
 #include "heapscope_event.h"
+#include "attach.h"
 #include "daemon.h"
 #include "ring.h"
 
@@ -104,40 +105,21 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ------------------------------------------------------------ main */
 
-/* The probes to attach to an object with these notes: p itself if the
- * object has p's alloc probe; for AUTO heapscope's, else otel_memory's,
- * else ddheap's.  AUTO = none. */
-static enum hs_provider choose_provider(unsigned notes, enum hs_provider p)
-{
-	if (p != HS_PROVIDER_AUTO)
-		return hs_notes_have_alloc(notes, p) ? p : HS_PROVIDER_AUTO;
-	if (notes & HS_NOTE_HEAPSCOPE)
-		return HS_PROVIDER_HEAPSCOPE;
-	if (notes & HS_NOTE_OTEL_ALLOC)
-		return HS_PROVIDER_OTEL;
-	if (notes & HS_NOTE_DD_ALLOC)
-		return HS_PROVIDER_DDHEAP;
-	return HS_PROVIDER_AUTO;
-}
-
 /*
  * Attach the USDT programs for every process (pid -1) to the object at
  * path, once per inode: uprobes live on the inode, so a container's own
  * copy of the library (reached through /proc/PID/root) needs its own.
- * heapscope's probes: sample_free, sample_alloc, rate_change; a
- * compatible provider's: free (if the object has it), alloc.  Frees
- * first, so an alloc seen has its free seen too.
+ * Which probes: hs_notes__choose; how: hs_attach__usdt.
  */
 int hs_daemon__attach_object(struct hs_daemon *d, const char *path,
 			     enum hs_provider p, enum hs_provider *chosen)
 {
-	struct heapscope_bpf *skel = d->skel;
-	struct bpf_program *progs[3];
-	const char *names[3];
+	const char *failed;
 	enum hs_provider use;
-	size_t first = d->nlinks, nprogs = 0;
+	size_t nlinks;
 	unsigned notes;
 	struct stat st;
+	int err;
 
 	if (stat(path, &st))
 		return -errno;
@@ -151,7 +133,7 @@ int hs_daemon__attach_object(struct hs_daemon *d, const char *path,
 	if (d->nobjs == HS_DAEMON_MAX_OBJS)
 		return -ENOSPC;
 	notes = hs_elf_probe_notes(path);
-	use = choose_provider(notes, p);
+	use = hs_notes__choose(notes, p);
 	if (use == HS_PROVIDER_AUTO) {
 		if (p == HS_PROVIDER_AUTO)
 			fprintf(stderr,
@@ -166,41 +148,16 @@ int hs_daemon__attach_object(struct hs_daemon *d, const char *path,
 							     "alloc");
 		return -ENOENT;
 	}
-	if (use == HS_PROVIDER_HEAPSCOPE) {
-		progs[0] = skel->progs.handle_sample_free;
-		progs[1] = skel->progs.handle_sample_alloc;
-		progs[2] = skel->progs.handle_rate_change;
-		names[0] = "sample_free";
-		names[1] = "sample_alloc";
-		names[2] = "rate_change";
-		nprogs = 3;
-	} else {
-		if (hs_notes_have_free(notes, use)) {
-			progs[nprogs] = skel->progs.handle_compat_free;
-			names[nprogs++] = "free";
-		}
-		progs[nprogs] = skel->progs.handle_compat_alloc;
-		names[nprogs++] = "alloc";
+	err = hs_attach__usdt(d->skel, -1, path, use, notes,
+			      (struct bpf_link **)d->links + d->nlinks, &nlinks,
+			      &failed);
+	if (err) {
+		fprintf(stderr,
+			"heapscope daemon: cannot attach to %s:%s in %s: %s\n",
+			hs_provider_name(use), failed, path, strerror(-err));
+		return err;
 	}
-	for (size_t i = 0; i < nprogs; i++) {
-		struct bpf_link *link = bpf_program__attach_usdt(
-			progs[i], -1, path, hs_provider_name(use), names[i],
-			NULL);
-
-		if (!link) {
-			int err = -errno;
-
-			fprintf(stderr,
-				"heapscope daemon: cannot attach to %s:%s in "
-				"%s: %s\n",
-				hs_provider_name(use), names[i], path,
-				strerror(-err));
-			while (d->nlinks > first)
-				bpf_link__destroy(d->links[--d->nlinks]);
-			return err;
-		}
-		d->links[d->nlinks++] = link;
-	}
+	d->nlinks += nlinks;
 	d->objs[d->nobjs].dev = st.st_dev;
 	d->objs[d->nobjs].ino = st.st_ino;
 	d->objs[d->nobjs++].provider = use;
@@ -227,9 +184,7 @@ static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel)
 		if (err)
 			return err;
 	}
-	skel->links.handle_exit = bpf_program__attach(skel->progs.handle_exit);
-	skel->links.handle_exec = bpf_program__attach(skel->progs.handle_exec);
-	if (!skel->links.handle_exit || !skel->links.handle_exec)
+	if (hs_attach__tracepoints(skel))
 		fprintf(stderr, "heapscope daemon: warning: no exit/exec "
 				"tracepoints; exits are seen by sweeps\n");
 	return 0;

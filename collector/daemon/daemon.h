@@ -91,7 +91,7 @@ struct hs_daemon {
 		enum hs_provider provider; /* whose probes are attached */
 	} objs[HS_DAEMON_MAX_OBJS];
 	size_t nobjs;
-	void *links[HS_DAEMON_MAX_OBJS * 3];
+	void *links[HS_DAEMON_MAX_OBJS * 3]; /* HS_ATTACH_MAX_PROBES each */
 	size_t nlinks;
 	/* counters */
 	uint64_t allocs, frees, bad, procs_seen, procs_freed;

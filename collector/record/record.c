@@ -107,8 +107,10 @@ static int record(const struct hs_options *o)
 	uint8_t one = 1;
 	uint32_t key = o->pid;
 	struct hs_options eff = *o;
-	const char *what, *hint;
-	int err;
+	struct bpf_link *links[HS_ATTACH_MAX_PROBES];
+	const char *what, *hint, *failed;
+	size_t nlinks = 0;
+	int err, terr;
 
 	/* The folded value when --value was not given depends on --profile. */
 	if (!eff.value_set)
@@ -189,13 +191,25 @@ static int record(const struct hs_options *o)
 
 	/* Attach, then snapshot maps and the registry: a sample is either in
 	 * the registry, in the ring buffer, or in both (deduplicated). */
-	err = hs_attach__probes(skel, &t);
+	err = hs_attach__usdt(skel, t.pid, t.open_path, t.provider, t.notes,
+			      links, &nlinks, &failed);
 	if (err) {
+		fprintf(stderr, "heapscope: cannot attach to %s:%s in %s: %s\n",
+			hs_provider_name(t.provider), failed, t.path,
+			strerror(-err));
 		fprintf(stderr,
 			"heapscope: cannot attach to %s in process %d: %s\n",
 			t.path, o->pid, strerror(-err));
 		goto cleanup;
 	}
+	/* Exit/exec notices are a convenience: the loop also polls
+	 * kill(pid, 0), so a kernel without them only reacts later. */
+	terr = hs_attach__tracepoints(skel);
+	if (terr)
+		fprintf(stderr,
+			"heapscope: warning: no exit/exec tracepoints (%s); "
+			"polling the process instead\n",
+			strerror(-terr));
 	err = hs_ring__open(&ring, bpf_map__fd(skel->maps.events),
 			    hs_events__handle, &ev);
 	if (err) {
@@ -341,6 +355,8 @@ cleanup:
 	hs_syms__free(ev.syms);
 	hs_profile__free(ev.prof);
 	hs_window__free(ev.win);
+	while (nlinks)
+		bpf_link__destroy(links[--nlinks]);
 	heapscope_bpf__destroy(skel);
 	return err;
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * attach.c - attaching the BPF programs to a target's object: the USDT
- * programs of its provider, then the exit / exec tracepoints.
+ * attach.c - attaching the BPF programs to a target's object, for `record`
+ * (one pid) and the daemon (pid -1: every process that maps the object)
+ * alike: the USDT programs of its provider, then the exit / exec
+ * tracepoints.  uprobes live on the object's inode, so the path may be
+ * any path to the file (/proc/PID/root/..., map_files).
  */
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
@@ -12,99 +14,60 @@
 #include "heapscope.h"
 #include "attach.h"
 
-/* Compatible provider: free first (as for heapscope), if the object has
- * it; an object without a free probe gives allocations only. */
-static int attach_compat(struct heapscope_bpf *skel, const struct hs_target *t)
+int hs_attach__usdt(struct heapscope_bpf *skel, pid_t pid, const char *path,
+		    enum hs_provider p, unsigned notes, struct bpf_link **links,
+		    size_t *nlinks, const char **failed)
 {
-	const char *prov = hs_provider_name(t->provider);
-	struct bpf_link *link;
+	struct bpf_program *progs[HS_ATTACH_MAX_PROBES];
+	const char *names[HS_ATTACH_MAX_PROBES];
+	size_t nprogs = 0;
 
-	if (hs_notes_have_free(t->notes, t->provider)) {
-		link = bpf_program__attach_usdt(skel->progs.handle_compat_free,
-						t->pid, t->open_path, prov,
-						"free", NULL);
-		if (!link)
-			goto fail_free;
-		skel->links.handle_compat_free = link;
+	*nlinks = 0;
+	*failed = NULL;
+	if (p == HS_PROVIDER_HEAPSCOPE) {
+		/* sample_free first: an alloc seen by an event then always
+		 * has its free seen too, even if it happens mid-attach. */
+		progs[nprogs] = skel->progs.handle_sample_free;
+		names[nprogs++] = "sample_free";
+		progs[nprogs] = skel->progs.handle_sample_alloc;
+		names[nprogs++] = "sample_alloc";
+		progs[nprogs] = skel->progs.handle_rate_change;
+		names[nprogs++] = "rate_change";
+	} else if (p == HS_PROVIDER_OTEL || p == HS_PROVIDER_DDHEAP) {
+		/* free first as well, if the object has it; an object
+		 * without a free probe gives allocations only */
+		if (hs_notes_have_free(notes, p)) {
+			progs[nprogs] = skel->progs.handle_compat_free;
+			names[nprogs++] = "free";
+		}
+		progs[nprogs] = skel->progs.handle_compat_alloc;
+		names[nprogs++] = "alloc";
+	} else {
+		return -EINVAL;
 	}
-	link = bpf_program__attach_usdt(skel->progs.handle_compat_alloc, t->pid,
-					t->open_path, prov, "alloc", NULL);
-	if (!link) {
-		int err = -errno;
+	for (size_t i = 0; i < nprogs; i++) {
+		struct bpf_link *link = bpf_program__attach_usdt(
+			progs[i], pid, path, hs_provider_name(p), names[i],
+			NULL);
 
-		fprintf(stderr, "heapscope: cannot attach to %s:alloc in %s: %s\n",
-			prov, t->path, strerror(-err));
-		return err;
+		if (!link) {
+			int err = -errno;
+
+			*failed = names[i];
+			while (*nlinks)
+				bpf_link__destroy(links[--*nlinks]);
+			return err;
+		}
+		links[(*nlinks)++] = link;
 	}
-	skel->links.handle_compat_alloc = link;
 	return 0;
-fail_free: {
-	int err = -errno;
-
-	fprintf(stderr, "heapscope: cannot attach to %s:free in %s: %s\n", prov,
-		t->path, strerror(-err));
-	return err;
-}
 }
 
-static void attach_tracepoints(struct heapscope_bpf *skel)
+int hs_attach__tracepoints(struct heapscope_bpf *skel)
 {
-	/* Exit/exec notices are a convenience: the loop also polls
-	 * kill(pid, 0), so a kernel without them only reacts later. */
 	skel->links.handle_exit = bpf_program__attach(skel->progs.handle_exit);
 	skel->links.handle_exec = bpf_program__attach(skel->progs.handle_exec);
 	if (!skel->links.handle_exit || !skel->links.handle_exec)
-		fprintf(stderr,
-			"heapscope: warning: no exit/exec tracepoints (%s); "
-			"polling the process instead\n",
-			strerror(errno));
-}
-
-int hs_attach__probes(struct heapscope_bpf *skel, const struct hs_target *t)
-{
-	static const struct {
-		const char *probe;
-		size_t prog_off, link_off;
-	} probes[] = {
-#define P(name)                                                                \
-	{#name, offsetof(struct heapscope_bpf, progs.handle_##name),           \
-	 offsetof(struct heapscope_bpf, links.handle_##name)}
-		/* sample_free first: an alloc seen by an event then always
-		 * has its free seen too, even if it happens mid-attach. */
-		P(sample_free),
-		P(sample_alloc),
-		P(rate_change),
-#undef P
-	};
-	char *base = (char *)skel;
-	struct bpf_link *link;
-	int err;
-
-	if (t->provider == HS_PROVIDER_OTEL ||
-	    t->provider == HS_PROVIDER_DDHEAP) {
-		err = attach_compat(skel, t);
-		if (err)
-			return err;
-		attach_tracepoints(skel);
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		struct bpf_program *prog =
-			*(struct bpf_program **)(base + probes[i].prog_off);
-
-		link = bpf_program__attach_usdt(prog, t->pid, t->open_path,
-						HEAPSCOPE_PROVIDER,
-						probes[i].probe, NULL);
-		if (!link) {
-			err = -errno;
-			fprintf(stderr,
-				"heapscope: cannot attach to %s:%s in %s: %s\n",
-				HEAPSCOPE_PROVIDER, probes[i].probe, t->path,
-				strerror(-err));
-			return err;
-		}
-		*(struct bpf_link **)(base + probes[i].link_off) = link;
-	}
-	attach_tracepoints(skel);
+		return errno ? -errno : -ENOENT;
 	return 0;
 }

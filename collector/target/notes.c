@@ -127,3 +127,16 @@ bool hs_notes_have_free(unsigned notes, enum hs_provider p)
 		return false;
 	}
 }
+
+enum hs_provider hs_notes__choose(unsigned notes, enum hs_provider p)
+{
+	if (p != HS_PROVIDER_AUTO)
+		return hs_notes_have_alloc(notes, p) ? p : HS_PROVIDER_AUTO;
+	if (notes & HS_NOTE_HEAPSCOPE)
+		return HS_PROVIDER_HEAPSCOPE;
+	if (notes & HS_NOTE_OTEL_ALLOC)
+		return HS_PROVIDER_OTEL;
+	if (notes & HS_NOTE_DD_ALLOC)
+		return HS_PROVIDER_DDHEAP;
+	return HS_PROVIDER_AUTO;
+}
