@@ -368,6 +368,9 @@ void hs_syms__free(struct hs_syms *s);
 /* Refresh the maps snapshot if an address lies outside it and the
  * process is still alive. */
 void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n);
+/* hs_stack_hint_fn: hs_syms__check of the struct hs_syms syms (NULL:
+ * nothing). */
+void hs_syms__hint(void *syms, const uint64_t *stack, size_t n);
 /* Take the refresh that hs_syms__check deferred (rate limit), if the
  * process lives: _tick once the interval has passed, _sync now. */
 void hs_syms__tick(struct hs_syms *s);
@@ -530,9 +533,14 @@ int hs_rate_main(int argc, char **argv);
 
 /* ------------------------------------------------------------ events */
 
+/* A maps-refresh hint: stack[0..n) of a sample joining the live set
+ * (hs_syms__hint for a struct hs_syms). */
+typedef void (*hs_stack_hint_fn)(void *ctx, const uint64_t *stack, size_t n);
+
 struct hs_events {
 	struct hs_profile *prof;
-	struct hs_syms *syms; /* may be NULL */
+	hs_stack_hint_fn hint; /* may be NULL */
+	void *hint_ctx;
 	pid_t pid;
 	bool verbose;
 	bool exited; /* exit event seen */
@@ -555,5 +563,28 @@ struct hs_events {
 bool hs_event__valid(const void *data, size_t size);
 /* ring_buffer_sample_fn: validates and applies one struct hs_event. */
 int hs_events__handle(void *ctx, void *data, size_t size);
+
+/* What hs_events__load_registry read. */
+struct hs_registry_load {
+	uint64_t addr;	  /* the registry's address, 0 = not located */
+	size_t records;	  /* live records read */
+	size_t added;	  /* of them, new to the live set */
+	uint64_t invalid; /* records rejected by validation */
+	unsigned retries; /* seqlock retries used */
+	bool per_record;  /* copied with per-record checks only */
+	int64_t period;	  /* the header's sample_period, bytes */
+};
+
+/*
+ * Samples taken before the attach join the live set: locate the registry
+ * in t's object (heapscope's), copy it out of process t->pid
+ * (hs_registry__read) and add every record to ev->prof, and to ev->win as
+ * a live alloc when new, hinting each stack; ev->period is set from the
+ * header if still 0.  Attach the probes first: what changes during the
+ * read then arrives as events too.  0, or the error of
+ * hs_registry__locate (out->addr = 0) or of hs_registry__read.
+ */
+int hs_events__load_registry(struct hs_events *ev, const struct hs_target *t,
+			     struct hs_registry_load *out);
 
 #endif /* HS_COLLECTOR_H */

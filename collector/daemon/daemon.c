@@ -94,7 +94,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	if (e->type == HS_EV_ALLOC) {
 		d->allocs++;
-		hs_symref__check(p->sym, (const uint64_t *)e->stack, e->depth);
 		if (p->windows)
 			window_add(p, e);
 	} else if (e->type == HS_EV_FREE) {

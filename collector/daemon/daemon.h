@@ -49,7 +49,7 @@ struct hs_proc {
 	pid_t pid;
 	uint64_t start_time; /* with pid: the process's identity */
 	struct hs_proc_info info;
-	struct hs_events ev; /* prof, counters (ev.syms stays NULL) */
+	struct hs_events ev; /* prof, counters; its hint is sym's */
 	struct hs_symref *sym;
 	struct hs_target t;  /* object with the probes, "" if unknown */
 	uint64_t reg_addr;   /* registry address, 0 = unknown */

@@ -25,6 +25,12 @@
 static struct hs_symref *symref_new(pid_t pid);
 static void symref_put(struct hs_symref *r);
 
+/* hs_stack_hint_fn of a process entry (ctx: its struct hs_symref). */
+static void symref_hint(void *ctx, const uint64_t *stack, size_t n)
+{
+	hs_symref__check(ctx, stack, n);
+}
+
 struct hs_proc *hs_daemon__find(struct hs_daemon *d, pid_t pid)
 {
 	struct hs_proc *p = d->buckets[(uint32_t)pid % HS_DAEMON_BUCKETS];
@@ -77,37 +83,26 @@ void hs_daemon__forget(struct hs_daemon *d, struct hs_proc *p)
 /* Samples taken before we saw the process join its live set. */
 static void read_registry(struct hs_daemon *d, struct hs_proc *p)
 {
-	struct hs_registry_snapshot snap;
-	pid_t pid = p->pid;
+	struct hs_registry_load ld;
+	int err;
 
 	/* Compatible probes: no registry (an allocator's own, e.g.
 	 * libheapscope's read through its otel_memory probes, would count
 	 * twice: its records are keyed by id, these events by pointer). */
-	if (!p->t.path[0] || p->t.provider != HS_PROVIDER_HEAPSCOPE ||
-	    hs_registry__locate(&p->t, &p->reg_addr)) {
+	if (!p->t.path[0] || p->t.provider != HS_PROVIDER_HEAPSCOPE) {
 		p->reg_addr = 0;
 		return;
 	}
-	if (hs_registry__read(hs_registry__read_process, &pid, p->reg_addr,
-			      &snap))
+	err = hs_events__load_registry(&p->ev, &p->t, &ld);
+	p->reg_addr = ld.addr;
+	if (err)
 		return;
-	for (size_t i = 0; i < snap.n; i++) {
-		const struct heapscope_record *r = &snap.recs[i];
-		struct hs_sample s;
-
-		hs_sample__from_record(&s, r);
-		hs_symref__check(p->sym, s.stack, s.depth);
-		hs_profile__alloc(p->ev.prof, &s);
-	}
-	p->reg_period = snap.hdr.sample_period;
-	if (!p->ev.period)
-		p->ev.period = snap.hdr.sample_period;
+	p->reg_period = ld.period;
 	if (d->verbose)
 		fprintf(stderr,
 			"heapscope daemon: pid %d: registry: %zu live "
 			"records\n",
-			p->pid, snap.n);
-	hs_registry__free(&snap);
+			p->pid, ld.records);
 }
 
 static int find_target(struct hs_daemon *d, pid_t pid, struct hs_target *t)
@@ -176,6 +171,8 @@ struct hs_proc *hs_daemon__follow(struct hs_daemon *d, pid_t pid,
 	}
 	if (!p->gone) {
 		p->sym = symref_new(pid);
+		p->ev.hint = symref_hint;
+		p->ev.hint_ctx = p->sym;
 		read_registry(d, p);
 	}
 	p->next = d->buckets[b];

@@ -4,7 +4,9 @@
  * validate the header, then apply allocs / frees to the live set, note
  * sequence numbers for gap detection, and flag exit / exec.  Events of
  * the compatible probes (HS_EVF_COMPAT: no record id, frees by pointer
- * only) are matched by pointer (hs_profile__alloc_ptr).
+ * only) are matched by pointer (hs_profile__alloc_ptr).  The registry's
+ * records join the same live set (hs_events__load_registry): a sample is
+ * in the registry, in the ring buffer or both, and counted once.
  */
 #include <errno.h>
 #include <string.h>
@@ -50,8 +52,8 @@ static void add_live(struct hs_events *ev, struct hs_sample *s, bool by_ptr)
 {
 	int rc;
 
-	if (ev->syms)
-		hs_syms__check(ev->syms, s->stack, s->depth);
+	if (ev->hint)
+		ev->hint(ev->hint_ctx, s->stack, s->depth);
 	rc = by_ptr ? hs_profile__alloc_ptr(ev->prof, s) :
 		      hs_profile__alloc(ev->prof, s);
 	if (rc < 0)
@@ -191,5 +193,45 @@ int hs_events__handle(void *ctx, void *data, size_t size)
 		ev->bad++;
 		break;
 	}
+	return 0;
+}
+
+int hs_events__load_registry(struct hs_events *ev, const struct hs_target *t,
+			     struct hs_registry_load *out)
+{
+	struct hs_registry_snapshot snap;
+	pid_t pid = t->pid;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = hs_registry__locate(t, &out->addr);
+	if (err) {
+		out->addr = 0;
+		return err;
+	}
+	err = hs_registry__read(hs_registry__read_process, &pid, out->addr,
+				&snap);
+	if (err)
+		return err;
+	for (size_t i = 0; i < snap.n; i++) {
+		struct hs_sample s;
+
+		hs_sample__from_record(&s, &snap.recs[i]);
+		if (ev->hint)
+			ev->hint(ev->hint_ctx, s.stack, s.depth);
+		if (hs_profile__alloc(ev->prof, &s) == 0) {
+			out->added++;
+			if (ev->win)
+				hs_window__live_alloc(ev->win, &s, ev->prof);
+		}
+	}
+	if (!ev->period)
+		ev->period = snap.hdr.sample_period;
+	out->records = snap.n;
+	out->invalid = snap.invalid;
+	out->retries = snap.retries;
+	out->per_record = snap.per_record;
+	out->period = snap.hdr.sample_period;
+	hs_registry__free(&snap);
 	return 0;
 }

@@ -41,55 +41,33 @@ static bool process_alive(pid_t pid)
 /* Registry records sampled before the attach join the live set. */
 static void read_registry(const struct hs_target *t, struct hs_events *ev)
 {
-	struct hs_registry_snapshot snap;
-	uint64_t addr;
-	pid_t pid = t->pid;
-	size_t added = 0;
-	int err;
+	struct hs_registry_load ld;
+	int err = hs_events__load_registry(ev, t, &ld);
 
-	err = hs_registry__locate(t, &addr);
-	if (err) {
+	if (err && !ld.addr) {
 		fprintf(stderr,
 			"heapscope: warning: no %s symbol in %s (%s); samples "
 			"taken before the attach are missing\n",
 			HEAPSCOPE_REGISTRY_SYMBOL, t->path, strerror(-err));
 		return;
 	}
-	err = hs_registry__read(hs_registry__read_process, &pid, addr, &snap);
 	if (err) {
 		fprintf(stderr,
 			"heapscope: warning: cannot read the registry at "
 			"0x%llx: %s; samples taken before the attach are "
 			"missing\n",
-			(unsigned long long)addr,
+			(unsigned long long)ld.addr,
 			err == -EBADMSG	 ? "invalid contents"
 			: err == -EAGAIN ? "never stable (busy writer)"
 					 : strerror(-err));
 		return;
 	}
-	for (size_t i = 0; i < snap.n; i++) {
-		const struct heapscope_record *r = &snap.recs[i];
-		struct hs_sample s;
-
-		hs_sample__from_record(&s, r);
-		if (ev->syms)
-			hs_syms__check(ev->syms, s.stack, s.depth);
-		if (hs_profile__alloc(ev->prof, &s) == 0) {
-			added++;
-			if (ev->win)
-				hs_window__live_alloc(ev->win, &s, ev->prof);
-		}
-	}
-	if (!ev->period)
-		ev->period = snap.hdr.sample_period;
-	if (verbose || snap.invalid)
+	if (verbose || ld.invalid)
 		fprintf(stderr,
 			"heapscope: registry: %zu live records (%zu new), %llu "
 			"invalid, %u retries%s\n",
-			snap.n, added, (unsigned long long)snap.invalid,
-			snap.retries,
-			snap.per_record ? ", per-record copy" : "");
-	hs_registry__free(&snap);
+			ld.records, ld.added, (unsigned long long)ld.invalid,
+			ld.retries, ld.per_record ? ", per-record copy" : "");
 }
 
 static int record(const struct hs_options *o)
@@ -98,6 +76,7 @@ static int record(const struct hs_options *o)
 	struct hs_ring ring = {0};
 	struct hs_folded_line *lines = NULL;
 	struct hs_stack_agg *aggs = NULL;
+	struct hs_syms *syms = NULL;
 	struct hs_events ev = {.pid = o->pid, .verbose = o->verbose};
 	struct hs_target t;
 	struct hs_proc_info pi;
@@ -219,8 +198,10 @@ static int record(const struct hs_options *o)
 		goto cleanup;
 	}
 	hs_proc__info(o->pid, &pi);
-	ev.syms = hs_syms__new(o->pid);
-	if (!ev.syms)
+	syms = hs_syms__new(o->pid);
+	ev.hint = hs_syms__hint;
+	ev.hint_ctx = syms;
+	if (!syms)
 		fprintf(stderr,
 			"heapscope: warning: cannot snapshot /proc/%d/maps; "
 			"stacks will be addresses\n",
@@ -265,7 +246,7 @@ static int record(const struct hs_options *o)
 			goto cleanup;
 		}
 		err = 0;
-		hs_syms__tick(ev.syms);
+		hs_syms__tick(syms);
 		if (ev.exited || ev.execed || !process_alive(o->pid))
 			break;
 		if (deadline && hs_mono_ns() >= deadline)
@@ -286,7 +267,7 @@ static int record(const struct hs_options *o)
 			o->pid, ev.exited ? "" : " (seen by polling)");
 
 	/* Report. */
-	hs_syms__sync(ev.syms);
+	hs_syms__sync(syms);
 	if ((o->profile == HS_PROFILE_HEAP ||
 	     o->profile == HS_PROFILE_FRAGMENTATION) &&
 	    !ev.exited && process_alive(o->pid)) {
@@ -328,15 +309,15 @@ static int record(const struct hs_options *o)
 	err = hs_record__aggregate(o->profile, ev.prof, ev.win, &aggs, &naggs);
 	if (!err)
 		err = hs_folded__build(aggs, naggs, o->value, hs_window__sym,
-				       ev.syms, &lines, &nlines);
+				       syms, &lines, &nlines);
 	if (err) {
 		fprintf(stderr, "heapscope: cannot build the profile: %s\n",
 			strerror(-err));
 		goto cleanup;
 	}
 	hs_lost__read(bpf_map__fd(skel->maps.lost), lost);
-	err = hs_record__write_report(o, &t, &pi, &ev, aggs, naggs, lines,
-				      nlines, lost, start_ns);
+	err = hs_record__write_report(o, &t, &pi, &ev, syms, aggs, naggs,
+				      lines, nlines, lost, start_ns);
 	if (err) {
 		fprintf(stderr, "heapscope: cannot write %s: %s\n",
 			o->output ? o->output : "stdout", strerror(-err));
@@ -344,7 +325,7 @@ static int record(const struct hs_options *o)
 	}
 	if (o->verbose)
 		fprintf(stderr, "heapscope: maps snapshot refreshed %u times\n",
-			hs_syms__refreshes(ev.syms));
+			hs_syms__refreshes(syms));
 	hs_record__print_summary(o, &ev, lines, nlines, lost,
 				 hs_profile__seq_lost(ev.prof));
 
@@ -352,7 +333,7 @@ cleanup:
 	hs_folded__free(lines, nlines);
 	free(aggs);
 	hs_ring__close(&ring);
-	hs_syms__free(ev.syms);
+	hs_syms__free(syms);
 	hs_profile__free(ev.prof);
 	hs_window__free(ev.win);
 	while (nlinks)

@@ -30,13 +30,14 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o);
  * record_report.c: write the profile of t (pid o->pid) to o->output (NULL
  * or "-": stdout) in o->format, with the notes (live samples, lost events
  * lost[HS_LOST_*] from the BPF map, sampling period and cost) as pprof
- * comments; aggs/lines are the aggregated and folded stacks, start_ns the
- * CLOCK_REALTIME of the start in ns.  Returns 0 or -errno of the write.
+ * comments; aggs/lines are the aggregated and folded stacks, syms the
+ * process's symbols (may be NULL), start_ns the CLOCK_REALTIME of the
+ * start in ns.  Returns 0 or -errno of the write.
  */
 int hs_record__write_report(const struct hs_options *o,
 			    const struct hs_target *t,
 			    const struct hs_proc_info *pi,
-			    const struct hs_events *ev,
+			    const struct hs_events *ev, struct hs_syms *syms,
 			    const struct hs_stack_agg *aggs, size_t naggs,
 			    const struct hs_folded_line *lines, size_t nlines,
 			    const uint64_t lost[HS_LOST_NR], uint64_t start_ns);

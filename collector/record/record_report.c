@@ -43,7 +43,7 @@ void hs_record__print_summary(const struct hs_options *o,
 int hs_record__write_report(const struct hs_options *o,
 			    const struct hs_target *t,
 			    const struct hs_proc_info *pi,
-			    const struct hs_events *ev,
+			    const struct hs_events *ev, struct hs_syms *syms,
 			    const struct hs_stack_agg *aggs, size_t naggs,
 			    const struct hs_folded_line *lines, size_t nlines,
 			    const uint64_t lost[HS_LOST_NR], uint64_t start_ns)
@@ -123,5 +123,5 @@ int hs_record__write_report(const struct hs_options *o,
 	for (size_t i = 0; i < meta.ncomments; i++)
 		cptr[i] = comments[i];
 	return hs_report__write(o->output, o->format, o->value, aggs, naggs,
-				lines, nlines, ev->syms, &meta);
+				lines, nlines, syms, &meta);
 }

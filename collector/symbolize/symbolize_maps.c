@@ -311,6 +311,12 @@ void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n)
 	}
 }
 
+void hs_syms__hint(void *syms, const uint64_t *stack, size_t n)
+{
+	if (syms)
+		hs_syms__check(syms, stack, n);
+}
+
 void hs_syms__tick(struct hs_syms *s)
 {
 	if (s && s->stale && hs_mono_ns() - s->last_ns >= REFRESH_INTERVAL_NS)
