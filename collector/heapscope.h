@@ -496,13 +496,31 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 int hs_text__write(FILE *f, const struct hs_folded_line *lines, size_t n,
 		   enum hs_value v);
 
-/* ------------------------------------------------------------ report */
+/* ------------------------------------------------------------ render */
 
-/* Write one profile as `fmt` to path (atomically; NULL/"-" = stdout). */
-int hs_report__write(const char *path, enum hs_format fmt, enum hs_value v,
-		     const struct hs_stack_agg *aggs, size_t naggs,
-		     const struct hs_folded_line *lines, size_t nlines,
-		     struct hs_syms *syms, const struct hs_pprof_meta *meta);
+/* What hs_render turns into bytes. */
+struct hs_render {
+	/* aggregated stacks: pprof, and folded / text when lines is NULL */
+	const struct hs_stack_agg *aggs;
+	size_t naggs;
+	/* folded / text: the folded lines if the caller has them already
+	 * (NULL: built from aggs with value and syms) */
+	const struct hs_folded_line *lines;
+	size_t nlines;
+	enum hs_value value;	/* folded / text value */
+	struct hs_syms *syms;	/* may be NULL: frames "[unknown]" */
+	const struct hs_pprof_meta *meta; /* types, labels, notes */
+	bool text_notes; /* text: meta's comments first, as "# " lines */
+};
+
+/*
+ * Render r as fmt: a gzip'd pprof profile (hs_pprof__build), folded text
+ * (hs_folded__write) or the text top list (hs_text__write).  *out is
+ * malloc'd (*len bytes).  0 or -errno (-ENOMEM).  Symbolizes through
+ * r->syms: the caller holds whatever protects it.
+ */
+int hs_render(const struct hs_render *r, enum hs_format fmt, uint8_t **out,
+	      size_t *len);
 
 struct hs_report_stats {
 	pid_t pid, nspid;

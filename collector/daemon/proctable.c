@@ -382,48 +382,25 @@ void hs_daemon__release(struct hs_daemon *d, struct hs_snapshot *snap)
 static int render_locked(struct hs_snapshot *snap, struct hs_syms *syms,
 			 enum hs_format fmt, uint8_t **out, size_t *len)
 {
-	struct hs_folded_line *lines = NULL;
-	size_t nlines = 0, tlen = 0;
-	char *text = NULL;
-	FILE *f;
-	int err;
+	struct hs_render r = {
+		.aggs = snap->aggs,
+		.naggs = snap->naggs,
+		.value = HS_VALUE_INUSE,
+		.syms = syms,
+		.meta = &snap->meta,
+		.text_notes = true,
+	};
 
+	/* Stacks sampled since the last refresh may lie in a library
+	 * loaded after it: refresh the maps now rather than name them
+	 * [unknown]. */
 	if (syms) {
 		for (size_t i = 0; i < snap->naggs; i++)
 			hs_syms__check(syms, snap->aggs[i].stack,
 				       snap->aggs[i].depth);
 		hs_syms__sync(syms);
 	}
-	if (fmt == HS_FORMAT_PPROF)
-		return hs_pprof__build(snap->aggs, snap->naggs, syms,
-				       &snap->meta, out, len);
-	err = hs_folded__build(snap->aggs, snap->naggs, HS_VALUE_INUSE,
-			       syms ? hs_syms__name : NULL, syms, &lines,
-			       &nlines);
-	if (err)
-		return err;
-	f = open_memstream(&text, &tlen);
-	if (!f) {
-		hs_folded__free(lines, nlines);
-		return -ENOMEM;
-	}
-	if (fmt == HS_FORMAT_TEXT) {
-		for (size_t i = 0; i < snap->meta.ncomments; i++)
-			fprintf(f, "# %s\n", snap->comments[i]);
-		err = hs_text__write(f, lines, nlines, HS_VALUE_INUSE);
-	} else {
-		err = hs_folded__write(f, lines, nlines);
-	}
-	if (fclose(f) && !err)
-		err = -ENOMEM;
-	hs_folded__free(lines, nlines);
-	if (err) {
-		free(text);
-		return err;
-	}
-	*out = (uint8_t *)text;
-	*len = tlen;
-	return 0;
+	return hs_render(&r, fmt, out, len);
 }
 
 int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,

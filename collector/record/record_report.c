@@ -64,6 +64,10 @@ int hs_record__write_report(const struct hs_options *o,
 		.compat_unmatched = ev->compat_unmatched,
 	};
 	struct heapscope_registry h;
+	struct hs_render rd;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
 	char comments[6][160];
 	const char *cptr[6];
 	uint64_t addr, now = hs_wall_ns();
@@ -122,6 +126,18 @@ int hs_record__write_report(const struct hs_options *o,
 	}
 	for (size_t i = 0; i < meta.ncomments; i++)
 		cptr[i] = comments[i];
-	return hs_report__write(o->output, o->format, o->value, aggs, naggs,
-				lines, nlines, syms, &meta);
+	rd = (struct hs_render){
+		.aggs = aggs,
+		.naggs = naggs,
+		.lines = lines,
+		.nlines = nlines,
+		.value = o->value,
+		.syms = syms,
+		.meta = &meta,
+	};
+	err = hs_render(&rd, o->format, &buf, &len);
+	if (!err)
+		err = hs_write_file_atomic(o->output, buf, len);
+	free(buf);
+	return err;
 }

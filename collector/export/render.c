@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * report.c - writing one profile in the format asked for (folded, pprof,
- * text) to a file (atomically) or stdout, and the comments every pprof
- * profile carries (lost events, sampling cost).  Shared by `record` and
- * the daemon's dumps.
+ * render.c - one profile to the bytes of the format asked for (folded,
+ * pprof, text), and the notes every profile carries (lost events,
+ * sampling cost, what compatible probes cannot hold).  The one render
+ * for `record` (which writes the bytes with output.c), every HTTP
+ * handler of the daemon and its SIGHUP dumps.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,38 +12,54 @@
 
 #include "heapscope.h"
 
-int hs_report__write(const char *path, enum hs_format fmt, enum hs_value v,
-		     const struct hs_stack_agg *aggs, size_t naggs,
-		     const struct hs_folded_line *lines, size_t nlines,
-		     struct hs_syms *syms, const struct hs_pprof_meta *meta)
+/* Folded text or the text top list of the folded lines. */
+static int render_text(const struct hs_render *r, enum hs_format fmt,
+		       const struct hs_folded_line *lines, size_t nlines,
+		       uint8_t **out, size_t *len)
 {
-	uint8_t *buf = NULL;
-	size_t len = 0;
 	char *text = NULL;
-	FILE *f;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
 	int err;
 
-	switch (fmt) {
-	case HS_FORMAT_PPROF:
-		err = hs_pprof__build(aggs, naggs, syms, meta, &buf, &len);
-		if (!err)
-			err = hs_write_file_atomic(path, buf, len);
-		free(buf);
-		return err;
-	case HS_FORMAT_TEXT:
-		f = open_memstream(&text, &len);
-		if (!f)
-			return -ENOMEM;
-		err = hs_text__write(f, lines, nlines, v);
-		if (fclose(f))
-			err = err ? err : -ENOMEM;
-		if (!err)
-			err = hs_write_file_atomic(path, text, len);
+	if (!f)
+		return -ENOMEM;
+	if (fmt == HS_FORMAT_TEXT) {
+		for (size_t i = 0; r->text_notes && i < r->meta->ncomments; i++)
+			fprintf(f, "# %s\n", r->meta->comments[i]);
+		err = hs_text__write(f, lines, nlines, r->value);
+	} else {
+		err = hs_folded__write(f, lines, nlines);
+	}
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
 		free(text);
 		return err;
-	default:
-		return hs_folded__write_file(path, lines, nlines);
 	}
+	*out = (uint8_t *)text;
+	*len = tlen;
+	return 0;
+}
+
+int hs_render(const struct hs_render *r, enum hs_format fmt, uint8_t **out,
+	      size_t *len)
+{
+	struct hs_folded_line *lines = NULL;
+	size_t nlines = 0;
+	int err;
+
+	if (fmt == HS_FORMAT_PPROF)
+		return hs_pprof__build(r->aggs, r->naggs, r->syms, r->meta, out,
+				       len);
+	if (r->lines)
+		return render_text(r, fmt, r->lines, r->nlines, out, len);
+	err = hs_folded__build(r->aggs, r->naggs, r->value, hs_window__sym,
+			       r->syms, &lines, &nlines);
+	if (!err)
+		err = render_text(r, fmt, lines, nlines, out, len);
+	hs_folded__free(lines, nlines);
+	return err;
 }
 
 int hs_report__comments(char out[][160], size_t max,
