@@ -7,7 +7,7 @@
  * 64 B .. 32 KiB (log-uniform, fixed seed), touches every byte, copies the
  * registry's live records (in-process, single-threaded: no seqlock needed),
  * then times hs_residency__scan of /proc/self, RUNS times (argv[2], default
- * 51) for each kpageflags mode (residency.h): pagemap only (HS_KPF_NONE),
+ * 51) for each kpageflags mode (profiles.h): pagemap only (HS_KPF_NONE),
  * the default (HS_KPF_SHAPE) and every present page (HS_KPF_ALL, once per
  * merge gap in $GAPS, default "64").  Prints median, min and max, what was
  * read (preads, entries), the samples and OS pages scanned, and checks that
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "residency.h"
+#include "profiles.h"
 
 #define MAX_RUNS 1001
 

@@ -15,7 +15,7 @@ mib=${2:-1024}
 runs=${3:-51}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-cc -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$root/collector" -I"$root/collector/profiles" \
+cc -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$root/collector/profiles" \
 	-I"$root/collector/base" -I"$root/include" \
 	-o "$out/bench_residency" "$here/bench_residency.c" \
 	"$root/collector/profiles/residency.c" \

@@ -8,7 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "heapscope/abi.h"
+#include "kinds.h"
 
 int hs_parse_value(const char *s, enum hs_value *out)
 {

@@ -53,7 +53,7 @@ enum hs_provider {
 	HS_PROVIDER_DDHEAP,	/* ddheap:alloc/free */
 };
 
-/* ------------------------------------------------------------ "kinds.c" */
+/* ----------------------------------------------------------- "kinds.c" */
 
 /* --value: "inuse" (or "inuse_space"), "requested", "objects" (or
  * "inuse_objects"), "resident", "swapped", "not_resident", "huge",

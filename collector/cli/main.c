@@ -6,8 +6,7 @@
  */
 #include <string.h>
 
-#include "heapscope.h"
-#include "record.h"
+#include "cli.h"
 
 int main(int argc, char **argv)
 {

@@ -10,13 +10,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "heapscope.h"
+#include "cli.h"
+#include "target.h"
 
 static const char usage[] =
 	"Usage: heapscope rate -p PID [--lib PATH] [--wait SEC] BYTES\n"

@@ -40,6 +40,7 @@
 #include "heapscope.skel.h"
 #include "heapscope_event.h"
 #include "attach.h"
+#include "cli.h"
 #include "daemon.h"
 #include "ring.h"
 

@@ -14,8 +14,11 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "heapscope.h"
+#include "events.h"
+#include "export.h"
 #include "heapscope_event.h"
+#include "symbolize.h"
+#include "target.h"
 
 struct hs_ring;
 
@@ -181,9 +184,6 @@ bool hs_daemon__dump_requested(void);
  * Without --dump-dir only says that SIGHUP is ignored.  Under the daemon
  * lock, main thread (symbolizes: slow). */
 void hs_daemon__dump_all(struct hs_daemon *d);
-
-/* symbolize_cache.c: the cross-process symbol cache (by build id) counters. */
-void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries);
 
 /* http.c: start / stop the server (MHD thread per connection). */
 int hs_http__start(struct hs_daemon *d, void **out);

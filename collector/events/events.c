@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "events.h"
 #include "heapscope_event.h"
 
 void hs_sample__from_event(struct hs_sample *s, const struct hs_event *e)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "export.h"
 
 static int cmp_text(const void *a, const void *b)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "export.h"
 #include "pprof.h"
 
 struct map_ent {

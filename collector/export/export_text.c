@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "export.h"
 
 #define TOP 20
 

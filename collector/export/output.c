@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "heapscope.h"
+#include "export.h"
 
 bool hs_output_force = true;
 

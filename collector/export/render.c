@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "export.h"
 
 /* Folded text or the text top list of the folded lines. */
 static int render_text(const struct hs_render *r, enum hs_format fmt,

@@ -30,7 +30,9 @@
 #include <string.h>
 
 #include "clock.h"
-#include "heapscope.h"
+#include "export.h"
+#include "profiles.h"
+#include "target.h"
 
 struct cls {
 	uint64_t a;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "profiles.h"
 
 struct slot {
 	uint64_t seq;	     /* 0 = empty */

@@ -34,7 +34,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "residency.h"
+#include "profiles.h"
 
 #define OS_PAGE_SHIFT 12
 #define MERGE_GAP 64		    /* pages of pagemap read in vain at most */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "profiles.h"
 
 static size_t hash_stack(const uint64_t *st, uint32_t depth)
 {

@@ -25,7 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "export.h"
+#include "profiles.h"
+#include "symbolize.h"
 
 struct hs_window {
 	uint64_t start_ns; /* CLOCK_MONOTONIC of the attach */

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
 #include "record.h"
 
 static const char usage[] =

@@ -19,7 +19,7 @@
 
 #include "attach.h"
 #include "clock.h"
-#include "heapscope.h"
+#include "cli.h"
 #include "heapscope_event.h"
 #include "record.h"
 #include "ring.h"

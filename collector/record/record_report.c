@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "clock.h"
-#include "heapscope.h"
 #include "record.h"
 
 void hs_record__print_summary(const struct hs_options *o,

@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
-#include "symbolize.h"
+#include "symbolize_internal.h"
 
 static char *resolve_dwfl(struct hs_syms *s, uint64_t addr);
 

@@ -1,82 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbolize.h - what the symbolizer's three files share; the hs_syms__*
- * API itself is in heapscope.h (hs_syms__cache_stats in daemon.h).
- *   symbolize_maps.c   the per-process module map: the /proc/PID/maps
- *                      snapshot, the mapped files opened at snapshot time,
- *                      the libdwfl modules, refresh; hs_syms__new / __free.
- *   symbolize_cache.c  the cross-process symbol cache, keyed by build id.
- *   symbolize.c        address -> function name (per-process cache) and
- *                      the full frame (module, build id, source line).
- * A struct hs_syms is used by one thread at a time (not thread-safe).
+ * symbolize.h - collector/symbolize/: return addresses of a process to
+ * function names, source files and lines, modules and build ids (libdwfl),
+ * after the process has exited too.  What its three files share inside is
+ * symbolize_internal.h.  A struct hs_syms is used by one thread at a time
+ * (the daemon: under its process's symbol lock); the cross-process cache
+ * is thread-safe.
  */
 #ifndef HS_SYMBOLIZE_H
 #define HS_SYMBOLIZE_H
 
-#include <elfutils/libdwfl.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "heapscope.h"
+/* Names the function of return address addr (NULL: unknown); ctx is the
+ * symbolizer's (hs_syms__name: a struct hs_syms). */
+typedef const char *(*hs_symbolize_fn)(void *ctx, uint64_t addr);
 
-struct file_fd {
-	char *path; /* as in maps (target's view) */
-	int fd;	    /* opened at snapshot time */
+/* -------------------------------------------------- "symbolize_maps.c" */
+
+struct hs_syms;
+
+/* Snapshot /proc/PID/maps and open the mapped files (so they can be read
+ * after the process exits or from another mount namespace). */
+struct hs_syms *hs_syms__new(pid_t pid);
+void hs_syms__free(struct hs_syms *s);
+/* Refresh the maps snapshot if an address lies outside it and the
+ * process is still alive. */
+void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n);
+/* hs_stack_hint_fn: hs_syms__check of the struct hs_syms syms (NULL:
+ * nothing). */
+void hs_syms__hint(void *syms, const uint64_t *stack, size_t n);
+/* Take the refresh that hs_syms__check deferred (rate limit), if the
+ * process lives: _tick once the interval has passed, _sync now. */
+void hs_syms__tick(struct hs_syms *s);
+void hs_syms__sync(struct hs_syms *s);
+/* How many times the maps snapshot was refreshed (diagnostics). */
+unsigned hs_syms__refreshes(const struct hs_syms *s);
+
+/* ------------------------------------------------------- "symbolize.c" */
+
+#define HS_BUILD_ID_MAX 64 /* bytes */
+
+/* Everything known about one return address (pprof export).  Strings live
+ * as long as s (until its next maps refresh for file/module). */
+struct hs_frame {
+	const char *function; /* as hs_syms__name */
+	const char *file;     /* source file, NULL without debug info */
+	int line;	      /* source line, 0 = unknown */
+	const char *module;   /* mapped object path, NULL = unknown region */
+	uint64_t mod_start, mod_end;		/* module address range */
+	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* hex, "" = none */
 };
 
-struct range {
-	uint64_t start, end;
-};
+/* Symbolize addr (a return address) fully; -ENOENT: no module (f->function
+ * is still set). */
+int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f);
+/* Name of the function containing return address `addr` (cached; the
+ * string lives as long as s): "func", "module+0xoff" or "[unknown]". */
+const char *hs_syms__name(void *s, uint64_t addr);
 
-struct cache_ent {
-	uint64_t addr; /* 0 = empty */
-	char *name;
-};
+/* ------------------------------------------------- "symbolize_cache.c" */
 
-struct hs_syms {
-	pid_t pid;
-	char *maps; /* saved /proc/PID/maps text */
-	size_t maps_len;
-	struct range *ranges; /* executable file mappings, sorted */
-	size_t nranges;
-	struct file_fd *files;
-	size_t nfiles;
-	Dwfl *dwfl;
-	struct cache_ent *cache;
-	size_t ccap, cused;
-	unsigned refreshes; /* maps snapshots taken after the first */
-	uint64_t last_ns;   /* CLOCK_MONOTONIC of the last snapshot */
-	bool stale;	    /* an unknown address waits for a snapshot */
-};
-
-/* One entry of the cross-process cache (symbolize_cache.c). */
-struct gent {
-	uint64_t bid;	  /* hash of the build id, 0 = empty */
-	uint64_t off;	  /* pc - module start */
-	char *name;	  /* function, as resolve() */
-	const char *file; /* interned source file or NULL */
-	int line;
-};
-
-/*
- * symbolize_cache.c.  gcache_get and gcache_put are thread-safe (one
- * mutex: the daemon symbolizes different processes from different
- * threads); module_bid only reads mod (the rules of its hs_syms apply).
- *
- * module_bid: hash of mod's build id (0 without one: such objects are not
- * cached) and, in *start, the module's start address (0 if unknown).
- */
-uint64_t module_bid(Dwfl_Module *mod, Dwarf_Addr *start);
-/* Copy of the cached entry for (bid, off) into *out (strings shared, they
- * never move); false on a miss or bid 0.  off: pc - module start, bytes.
- * Counts a hit or a miss (bid 0: neither). */
-bool gcache_get(uint64_t bid, uint64_t off, struct gent *out);
-/* Cache a copy of name (and the interned file, line 0 = unknown) for
- * (bid, off); nothing for bid 0 or name NULL, when the cache is full
- * (2^20 entries) or out of memory, or when (bid, off) is already there. */
-void gcache_put(uint64_t bid, uint64_t off, const char *name, const char *file,
-		int line);
+/* The cross-process symbol cache (by build id): lookups that hit and
+ * missed, entries held.  Thread-safe. */
+void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries);
 
 #endif /* HS_SYMBOLIZE_H */

@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
-#include "symbolize.h"
+#include "symbolize_internal.h"
 
 /*
  * Symbols shared by every process (the daemon follows many processes that

@@ -13,14 +13,14 @@
 #include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "heapscope.h"
-#include "symbolize.h"
+#include "symbolize_internal.h"
 
 /* Unknown addresses (JIT code, garbage) must not turn every event into a
  * /proc/PID/maps read: at most one refresh per interval. */

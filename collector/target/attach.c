@@ -11,7 +11,6 @@
 
 #include <bpf/libbpf.h>
 
-#include "heapscope.h"
 #include "attach.h"
 
 int hs_attach__usdt(struct heapscope_bpf *skel, pid_t pid, const char *path,

@@ -7,7 +7,7 @@
 #define HS_ATTACH_H
 
 #include "heapscope.skel.h"
-#include "heapscope.h"
+#include "target.h"
 
 /* USDT programs one object gets: heapscope's sample_free, sample_alloc,
  * rate_change, or a compatible provider's free and alloc. */

@@ -9,11 +9,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "heapscope.h"
+#include "target.h"
 
 #define DELETED_SUFFIX " (deleted)"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heapscope.h"
+#include "target.h"
 
 /* HS_NOTE_* bit of one probe (provider, name), 0 if not one of ours. */
 static unsigned note_bit(const char *provider, const char *name)

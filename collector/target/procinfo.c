@@ -8,12 +8,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "heapscope.h"
+#include "target.h"
 
 static int read_small(const char *path, char *buf, size_t size)
 {

@@ -16,7 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "heapscope.h"
+#include "target.h"
 
 #define CHUNK_RECORDS 256
 

@@ -17,8 +17,8 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
 	exit 77
 fi
 "$cc" -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$c" -I"$c/base" -I"$c/target" -I"$c/events" -I"$c/profiles" \
-	-I"$c/symbolize" -I"$src/include" -I"$src/bpf" -I"$src/common" \
+	-I"$c/base" -I"$c/target" -I"$c/events" -I"$c/profiles" \
+	-I"$c/symbolize" -I"$c/export" -I"$src/include" -I"$src/bpf" -I"$src/common" \
 	$(pkg-config --cflags libdw libelf zlib) \
 	"$src/tests/fuzz/fuzz_collector.c" "$c/base/kinds.c" "$c/events/events.c" \
 	"$c/target/registry.c" "$c/profiles/profile.c" \
