@@ -15,6 +15,12 @@
 #define HS_EVENT_VERSION 1u
 #define HS_EVENT_MAX_FRAMES 64 /* = HEAPSCOPE_MAX_FRAMES */
 #define HS_RINGBUF_BYTES (16u << 20)
+/* BPF ring buffers are a power of two of pages */
+_Static_assert((HS_RINGBUF_BYTES & (HS_RINGBUF_BYTES - 1)) == 0 &&
+		       HS_RINGBUF_BYTES % 4096 == 0,
+	       "ring buffer size");
+/* pids the `tracked_pids` map holds (beyond: exits seen by sweeps) */
+#define HS_TRACKED_PIDS_MAX 1024
 
 enum hs_event_type {
 	HS_EV_ALLOC = 1, /* sample_alloc */
@@ -70,5 +76,16 @@ struct hs_event {
 					   */
 };
 _Static_assert(sizeof(struct hs_event) == 648, "hs_event layout");
+/* the fields the collector reads, where both sides put them */
+_Static_assert(__builtin_offsetof(struct hs_event, ts_ns) == 32 &&
+		       __builtin_offsetof(struct hs_event, ptr) == 48 &&
+		       __builtin_offsetof(struct hs_event, seq) == 88 &&
+		       __builtin_offsetof(struct hs_event, new_period) == 104 &&
+		       __builtin_offsetof(struct hs_event, comm) == 120 &&
+		       __builtin_offsetof(struct hs_event, stack) == 136,
+	       "hs_event field offsets");
+_Static_assert(sizeof(((struct hs_event *)0)->stack) ==
+		       HS_EVENT_MAX_FRAMES * sizeof(__u64),
+	       "hs_event stack");
 
 #endif /* HEAPSCOPE_EVENT_H */

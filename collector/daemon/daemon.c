@@ -58,7 +58,7 @@ static void window_add(struct hs_proc *p, const struct hs_event *e)
 
 	hs_sample__from_event(&s, e);
 	if (s.flags & HS_SAMPLE_COMPAT)
-		s.seq = (1ull << 63) + ++compat_ids;
+		s.seq = HS_COMPAT_SEQ_BASE + ++compat_ids;
 	for (struct hs_scrape_window *w = p->windows; w; w = w->next)
 		hs_profile__alloc(w->prof, &s);
 }

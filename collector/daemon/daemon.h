@@ -94,7 +94,7 @@ struct hs_daemon {
 		enum hs_provider provider; /* whose probes are attached */
 	} objs[HS_DAEMON_MAX_OBJS];
 	size_t nobjs;
-	void *links[HS_DAEMON_MAX_OBJS * 3]; /* HS_ATTACH_MAX_PROBES each */
+	void *links[HS_DAEMON_MAX_OBJS * HS_ATTACH_MAX_PROBES];
 	size_t nlinks;
 	/* counters */
 	uint64_t allocs, frees, bad, procs_seen, procs_freed;
@@ -123,8 +123,8 @@ struct hs_snapshot {
 	size_t naggs;
 	struct hs_symref *sym; /* a reference */
 	struct hs_proc_info info;
-	char comments[4][160];
-	const char *cptr[4];
+	char comments[HS_REPORT_MAX_NOTES][160];
+	const char *cptr[HS_REPORT_MAX_NOTES];
 	struct hs_pprof_meta meta;
 };
 

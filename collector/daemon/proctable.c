@@ -45,7 +45,8 @@ static void track(struct hs_daemon *d, pid_t pid, bool on)
 	uint32_t key = pid;
 	uint8_t one = 1;
 
-	/* The map holds 1024 pids; beyond that, exits are seen by sweeps. */
+	/* The map holds HS_TRACKED_PIDS_MAX pids; beyond that, exits are
+	 * seen by sweeps. */
 	if (on)
 		bpf_map_update_elem(d->tracked_fd, &key, &one, BPF_ANY);
 	else
@@ -357,7 +358,8 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 		if (h.sample_period > 0)
 			st.period = snap->meta.period = h.sample_period;
 	}
-	snap->meta.ncomments = hs_report__comments(snap->comments, 4, &st);
+	snap->meta.ncomments = hs_report__comments(
+		snap->comments, HS_REPORT_MAX_NOTES, &st);
 	for (size_t i = 0; i < snap->meta.ncomments; i++)
 		snap->cptr[i] = snap->comments[i];
 	err = hs_profile__aggregate(w ? w->prof : p->ev.prof, &snap->aggs,

@@ -14,8 +14,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "heapscope_event.h"
 #include "profiles.h"
 #include "target.h"
+
+/* An event's and a registry record's stack both fit a sample's, frame
+ * for frame (hs_sample__from_event / __from_record copy them). */
+_Static_assert(HS_EVENT_MAX_FRAMES == HEAPSCOPE_MAX_FRAMES,
+	       "event and registry frame counts");
+_Static_assert(sizeof(((struct hs_event *)0)->stack) ==
+			       sizeof(((struct hs_sample *)0)->stack) &&
+		       sizeof(((struct heapscope_record *)0)->stack) ==
+			       sizeof(((struct hs_sample *)0)->stack),
+	       "stack arrays");
 
 /* ---------------------------------------------------------- "events.c" */
 

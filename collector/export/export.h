@@ -61,6 +61,13 @@ struct hs_pprof_meta {
 	void (*values)(const struct hs_stack_agg *a, int64_t *vals);
 };
 
+/* Sample types a profile can carry (= common/pprof.h PPROF_MAX_VALUES). */
+#define HS_PPROF_MAX_TYPES 16
+
+/* A value as pprof's int64: v rounded to the nearest integer (halves away
+ * from zero), INT64_MAX above 9e18. */
+int64_t hs_pprof__round(double v);
+
 /*
  * Encode aggregated stacks as a gzip'd pprof profile: sample types
  * [inuse|alloc]_objects/count, [inuse|alloc]_space/bytes,
@@ -119,8 +126,11 @@ struct hs_report_stats {
 	uint64_t compat_unmatched; /* frees of allocations before the attach */
 };
 
-/* Fill up to max (>= 3; 4 for every note) comment lines; returns how
- * many. */
+/* Comment lines hs_report__comments writes at most. */
+#define HS_REPORT_MAX_NOTES 4
+
+/* Fill up to max (>= 3; HS_REPORT_MAX_NOTES for every note) comment
+ * lines of 160 bytes; returns how many. */
 int hs_report__comments(char out[][160], size_t max,
 			const struct hs_report_stats *st);
 

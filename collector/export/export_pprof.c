@@ -16,6 +16,9 @@
 #include "export.h"
 #include "pprof.h"
 
+_Static_assert(HS_PPROF_MAX_TYPES == PPROF_MAX_VALUES,
+	       "sample types a profile can have");
+
 struct map_ent {
 	uint64_t start, end, id;
 };
@@ -74,7 +77,7 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 	return pprof_location(x->b, mapping_for(x, &f), pc, &line, 1);
 }
 
-static int64_t round_i64(double v)
+int64_t hs_pprof__round(double v)
 {
 	return v > 9e18 ? INT64_MAX : (int64_t)llround(v);
 }
@@ -140,11 +143,11 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_stack_agg *a = &aggs[i];
-		int64_t vals[8] = {round_i64(a->objects), round_i64(a->inuse),
-				   round_i64(a->requested),
-				   (int64_t)a->samples,	      round_i64(a->resident),
-				   round_i64(a->swapped),     round_i64(a->not_resident),
-				   round_i64(a->huge)};
+		int64_t vals[8] = {hs_pprof__round(a->objects), hs_pprof__round(a->inuse),
+				   hs_pprof__round(a->requested),
+				   (int64_t)a->samples,	      hs_pprof__round(a->resident),
+				   hs_pprof__round(a->swapped),     hs_pprof__round(a->not_resident),
+				   hs_pprof__round(a->huge)};
 		uint32_t depth = a->depth;
 
 		if (depth > HEAPSCOPE_MAX_FRAMES)
@@ -152,11 +155,13 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 		for (uint32_t k = 0; k < depth; k++)
 			locs[k] = location_for(&x, a->stack[k]);
 		if (m->ntypes) {
-			int64_t tv[16] = {0};
+			int64_t tv[HS_PPROF_MAX_TYPES] = {0};
 
 			m->values(a, tv);
 			err = pprof_add_sample(x.b, locs, depth, tv,
-					       m->ntypes < 16 ? m->ntypes : 16,
+					       m->ntypes < HS_PPROF_MAX_TYPES ?
+						       m->ntypes :
+						       HS_PPROF_MAX_TYPES,
 					       labels, nl);
 		} else {
 			err = pprof_add_sample(x.b, locs, depth, vals,

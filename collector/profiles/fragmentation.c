@@ -236,22 +236,20 @@ static const char *const fr_units[] = {
 	"bytes", "bytes", "count", "bytes", "count",
 };
 
-static int64_t i64(double v)
-{
-	return v > 9e18 ? INT64_MAX : (int64_t)(v + 0.5);
-}
-
 static void fr_values(const struct hs_stack_agg *a, int64_t *v)
 {
-	v[0] = i64(a->frag);
-	v[1] = i64(a->frag_age);
-	v[2] = i64(a->objects);
-	v[3] = i64(a->inuse);
+	v[0] = hs_pprof__round(a->frag);
+	v[1] = hs_pprof__round(a->frag_age);
+	v[2] = hs_pprof__round(a->objects);
+	v[3] = hs_pprof__round(a->inuse);
 	v[4] = (int64_t)a->samples;
 }
 
 void hs_fragmentation__pprof(struct hs_pprof_meta *m)
 {
+	_Static_assert(sizeof(fr_names) == sizeof(fr_units) &&
+			       sizeof(fr_names) / sizeof(fr_names[0]) <= HS_PPROF_MAX_TYPES,
+		       "a unit per sample type");
 	m->ntypes = sizeof(fr_names) / sizeof(fr_names[0]);
 	m->type_names = fr_names;
 	m->type_units = fr_units;

@@ -28,8 +28,6 @@ struct pslot {
 	uint64_t seq;
 };
 
-#define COMPAT_SEQ_BASE (1ull << 63) /* made-up record ids start here */
-
 struct hs_profile {
 	struct slot *slots;
 	size_t cap;  /* power of two */
@@ -271,7 +269,7 @@ int hs_profile__alloc_ptr(struct hs_profile *p, struct hs_sample *s)
 		return -EINVAL;
 	if (plookup(p, s->ptr))
 		return -EEXIST;
-	seq = COMPAT_SEQ_BASE + ++p->next_compat;
+	seq = HS_COMPAT_SEQ_BASE + ++p->next_compat;
 	s->seq = seq;
 	err = pinsert(p, s->ptr, seq);
 	if (err)

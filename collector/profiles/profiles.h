@@ -61,6 +61,9 @@ struct hs_sample {
  * is the estimated bytes itself (not units of r + 1), requested =
  * allocated = the probe's size, seq a record id made up by the collector. */
 #define HS_SAMPLE_COMPAT 0x1u
+/* Record ids the collector makes up for such samples start here; the
+ * library's own seqs count up from 1 and never get there. */
+#define HS_COMPAT_SEQ_BASE (1ull << 63)
 
 /* One distinct raw stack with its summed estimates. */
 struct hs_stack_agg {

@@ -195,24 +195,22 @@ static const char *const lt_units[] = {
 	"count", "bytes",	"count",
 };
 
-static int64_t i64(double v)
-{
-	return v > 9e18 ? INT64_MAX : (int64_t)(v + 0.5);
-}
-
 static void lt_values(const struct hs_stack_agg *a, int64_t *v)
 {
-	v[0] = i64(a->objects);
-	v[1] = i64(hs_agg_value(a, HS_VALUE_LIFETIME_MEAN));
-	v[2] = i64(a->lt_min);
-	v[3] = i64(a->lt_max);
-	v[4] = i64(a->same_thread);
-	v[5] = i64(a->inuse);
+	v[0] = hs_pprof__round(a->objects);
+	v[1] = hs_pprof__round(hs_agg_value(a, HS_VALUE_LIFETIME_MEAN));
+	v[2] = hs_pprof__round(a->lt_min);
+	v[3] = hs_pprof__round(a->lt_max);
+	v[4] = hs_pprof__round(a->same_thread);
+	v[5] = hs_pprof__round(a->inuse);
 	v[6] = (int64_t)a->samples;
 }
 
 void hs_window__pprof_lifetime(struct hs_pprof_meta *m)
 {
+	_Static_assert(sizeof(lt_names) == sizeof(lt_units) &&
+			       sizeof(lt_names) / sizeof(lt_names[0]) <= HS_PPROF_MAX_TYPES,
+		       "a unit per sample type");
 	m->ntypes = sizeof(lt_names) / sizeof(lt_names[0]);
 	m->type_names = lt_names;
 	m->type_units = lt_units;

@@ -67,8 +67,9 @@ int hs_record__write_report(const struct hs_options *o,
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int err;
-	char comments[6][160];
-	const char *cptr[6];
+	/* the notes, and one line of the profile kind's own */
+	char comments[HS_REPORT_MAX_NOTES + 1][160];
+	const char *cptr[HS_REPORT_MAX_NOTES + 1];
 	uint64_t addr, now = hs_wall_ns();
 	struct hs_pprof_meta meta = {
 		.pid = o->pid,
@@ -89,7 +90,7 @@ int hs_record__write_report(const struct hs_options *o,
 		st.cached_bytes = h.cached_bytes;
 		st.records = h.live;
 	}
-	meta.ncomments = hs_report__comments(comments, 4, &st);
+	meta.ncomments = hs_report__comments(comments, HS_REPORT_MAX_NOTES, &st);
 	if (o->profile == HS_PROFILE_LIFETIME)
 		hs_window__pprof_lifetime(&meta);
 	else if (o->profile == HS_PROFILE_FRAGMENTATION) {

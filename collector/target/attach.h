@@ -9,10 +9,6 @@
 #include "heapscope.skel.h"
 #include "target.h"
 
-/* USDT programs one object gets: heapscope's sample_free, sample_alloc,
- * rate_change, or a compatible provider's free and alloc. */
-#define HS_ATTACH_MAX_PROBES 3
-
 /*
  * Attach the USDT programs of provider p (HEAPSCOPE, OTEL or DDHEAP; AUTO
  * is -EINVAL) to the object at path for process pid, or for every process

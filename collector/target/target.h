@@ -59,6 +59,10 @@ int hs_target__find_provider(struct hs_target *t, pid_t pid, const char *match,
 #define HS_NOTE_DD_ALLOC 0x08u	 /* ddheap:alloc */
 #define HS_NOTE_DD_FREE 0x10u	 /* ddheap:free */
 
+/* USDT programs one object gets (attach.h): heapscope's sample_free,
+ * sample_alloc, rate_change, or a compatible provider's free and alloc. */
+#define HS_ATTACH_MAX_PROBES 3
+
 /* Does the ELF file at `path` carry a USDT note of provider "heapscope"? */
 bool hs_elf_has_heapscope_note(const char *path);
 /* HS_NOTE_* bits of the probes in the ELF file at `path` (0 if it cannot
@@ -79,7 +83,7 @@ enum hs_provider hs_notes__choose(unsigned notes, enum hs_provider p);
 /* Reads len bytes at addr of the target into dst: 0 or -errno. */
 typedef int (*hs_mem_read_fn)(void *ctx, uint64_t addr, void *dst, size_t len);
 
-#define HS_REGISTRY_MAX_CAPACITY (1ull << 22) /* slots */
+#define HS_REGISTRY_MAX_CAPACITY HEAPSCOPE_REGISTRY_MAX_CAPACITY /* slots */
 #define HS_REGISTRY_MAX_RETRIES 16
 
 struct hs_registry_snapshot {
