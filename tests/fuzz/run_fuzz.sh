@@ -26,7 +26,7 @@ fi
 	"$c/profiles/fragmentation.c" "$c/symbolize/symbolize.c" \
 	"$c/symbolize/symbolize_maps.c" "$c/symbolize/symbolize_cache.c" \
 	"$c/profiles/residency.c" "$c/target/procinfo.c" \
-	"$c/export/export_pprof.c" "$src/common/pprof.c" \
+	"$c/export/export_pprof.c" "$src/common/pprof.c" "$src/common/pprof_wire.c" \
 	$(pkg-config --libs libdw libelf zlib) -lm \
 	-o "$out/fuzz_collector" || exit 1
 # bounded time and memory; a crash, leak, timeout or OOM fails the test
