@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "symbolize_internal.h"
+#include "target.h"
 
 /* Unknown addresses (JIT code, garbage) must not turn every event into a
  * /proc/PID/maps read: at most one refresh per interval. */
@@ -108,12 +109,7 @@ static int add_file(struct hs_syms *s, const char *path, const char *range)
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (!strcmp(s->files[i].path, path))
 			return 0;
-	if (strstr(path, " (deleted)"))
-		snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%s",
-			 s->pid, range);
-	else
-		snprintf(open_path, sizeof(open_path), "/proc/%d/root%s",
-			 s->pid, path);
+	hs_target__open_path(s->pid, path, range, open_path, sizeof(open_path));
 	fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* symbolized as module+offset later */

@@ -36,93 +36,31 @@ static bool matches(const char *path, const char *match)
 	return !strncmp(base_name(path), match, strlen(match));
 }
 
-/* Fill open_path: the file as reachable from our mount namespace. */
-static void set_open_path(struct hs_target *t, const char *range)
+void hs_target__open_path(pid_t pid, const char *path, const char *range,
+			  char *out, size_t size)
 {
-	size_t len = strlen(t->path), sl = strlen(DELETED_SUFFIX);
+	size_t len = strlen(path), sl = strlen(DELETED_SUFFIX);
 
-	if (len > sl && !strcmp(t->path + len - sl, DELETED_SUFFIX))
-		snprintf(t->open_path, sizeof(t->open_path),
-			 "/proc/%d/map_files/%s", t->pid, range);
+	if (len > sl && !strcmp(path + len - sl, DELETED_SUFFIX))
+		snprintf(out, size, "/proc/%d/map_files/%s", pid, range);
 	else
-		snprintf(t->open_path, sizeof(t->open_path), "/proc/%d/root%s",
-			 t->pid, t->path);
+		snprintf(out, size, "/proc/%d/root%s", pid, path);
 }
 
-int hs_target__find(struct hs_target *t, pid_t pid, const char *match)
-{
-	char maps[64], line[PATH_MAX + 256], path[PATH_MAX], seen[PATH_MAX];
-	int pass, err = -ENOENT;
-	bool explicit_lib = match != NULL;
-	FILE *f;
-
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	if (!match)
-		match = HS_DEFAULT_LIB_PREFIX;
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	/* Pass 0: by name.  Pass 1: any mapped file with a heapscope note. */
-	for (pass = 0; pass < 2 && err; pass++) {
-		f = fopen(maps, "re");
-		if (!f)
-			return errno == ENOENT ? -ESRCH : -errno;
-		seen[0] = '\0';
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long start, end, off;
-			char range[64];
-			int n = 0;
-
-			path[0] = '\0';
-			if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n",
-				   &start, &end, &off, &n) < 3 ||
-			    !n)
-				continue;
-			if (line[n] != '/')
-				continue;
-			snprintf(path, sizeof(path), "%s", line + n);
-			path[strcspn(path, "\n")] = '\0';
-			if (off != 0 || !strcmp(path, seen))
-				continue;
-			snprintf(seen, sizeof(seen), "%s", path);
-			snprintf(t->path, sizeof(t->path), "%s", path);
-			snprintf(range, sizeof(range), "%llx-%llx", start, end);
-			set_open_path(t, range);
-			if (pass == 0
-				    ? matches(path, match)
-				    : hs_elf_has_heapscope_note(t->open_path)) {
-				t->map_start = start;
-				err = 0;
-				break;
-			}
-		}
-		fclose(f);
-		/* An explicit --lib names the object: do not guess further. */
-		if (explicit_lib)
-			break;
-	}
-	if (err) {
-		t->path[0] = t->open_path[0] = '\0';
-		return err;
-	}
-	if (access(t->open_path, R_OK))
-		return -errno;
-	t->provider = HS_PROVIDER_HEAPSCOPE;
-	t->notes = hs_elf_probe_notes(t->open_path);
-	return 0;
-}
-
-/* The first mapped object (matching `match` if not NULL) with provider
- * p's alloc probe. */
-static int find_compat(struct hs_target *t, pid_t pid, const char *match,
-		       enum hs_provider p)
+/*
+ * Visit the files of /proc/PID/maps at file offset 0 (each path once per
+ * run of mappings), in t->path and t->open_path, until want(t, ctx) says
+ * yes: then t->map_start is its start and 0.  -ENOENT (t's paths empty)
+ * when none is wanted, -ESRCH when there is no such process.
+ */
+static int scan_objects(struct hs_target *t,
+			bool (*want)(struct hs_target *t, void *ctx), void *ctx)
 {
 	char maps[64], line[PATH_MAX + 256], path[PATH_MAX], seen[PATH_MAX];
 	int err = -ENOENT;
 	FILE *f;
 
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", t->pid);
 	f = fopen(maps, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -141,25 +79,86 @@ static int find_compat(struct hs_target *t, pid_t pid, const char *match,
 		if (off != 0 || !strcmp(path, seen))
 			continue;
 		snprintf(seen, sizeof(seen), "%s", path);
-		if (match && !matches(path, match))
-			continue;
 		snprintf(t->path, sizeof(t->path), "%s", path);
 		snprintf(range, sizeof(range), "%llx-%llx", start, end);
-		set_open_path(t, range);
-		t->notes = hs_elf_probe_notes(t->open_path);
-		if (hs_notes_have_alloc(t->notes, p)) {
+		hs_target__open_path(t->pid, t->path, range, t->open_path,
+				     sizeof(t->open_path));
+		if (want(t, ctx)) {
 			t->map_start = start;
-			t->provider = p;
 			err = 0;
 			break;
 		}
 	}
 	fclose(f);
-	if (err) {
+	if (err)
 		t->path[0] = t->open_path[0] = '\0';
+	return err;
+}
+
+static bool by_name(struct hs_target *t, void *match)
+{
+	return matches(t->path, match);
+}
+
+static bool by_heapscope_note(struct hs_target *t, void *ctx)
+{
+	(void)ctx;
+	return hs_elf_has_heapscope_note(t->open_path);
+}
+
+int hs_target__find(struct hs_target *t, pid_t pid, const char *match)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	/* By name; failing that (and without an explicit --lib, which names
+	 * the object: no guessing further), any mapped file with a
+	 * heapscope note. */
+	err = scan_objects(t, by_name,
+			   (void *)(match ? match : HS_DEFAULT_LIB_PREFIX));
+	if (err == -ENOENT && !match)
+		err = scan_objects(t, by_heapscope_note, NULL);
+	if (err)
+		return err;
+	if (access(t->open_path, R_OK))
+		return -errno;
+	t->provider = HS_PROVIDER_HEAPSCOPE;
+	t->notes = hs_elf_probe_notes(t->open_path);
+	return 0;
+}
+
+struct compat_want {
+	const char *match; /* NULL: any object */
+	enum hs_provider p;
+};
+
+static bool by_compat_probe(struct hs_target *t, void *ctx)
+{
+	const struct compat_want *w = ctx;
+
+	if (w->match && !matches(t->path, w->match))
+		return false;
+	t->notes = hs_elf_probe_notes(t->open_path);
+	return hs_notes_have_alloc(t->notes, w->p);
+}
+
+/* The first mapped object (matching `match` if not NULL) with provider
+ * p's alloc probe. */
+static int find_compat(struct hs_target *t, pid_t pid, const char *match,
+		       enum hs_provider p)
+{
+	struct compat_want w = {.match = match, .p = p};
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	err = scan_objects(t, by_compat_probe, &w);
+	if (err) {
 		t->notes = 0;
 		return err;
 	}
+	t->provider = p;
 	if (access(t->open_path, R_OK))
 		return -errno;
 	return 0;

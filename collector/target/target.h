@@ -40,6 +40,12 @@ struct hs_target {
  * stapsdt note.  -ESRCH: no such process; -ENOENT: not found.
  */
 int hs_target__find(struct hs_target *t, pid_t pid, const char *match);
+/* The file at path in process pid's /proc/PID/maps (its mapping `range`,
+ * "start-end" in hex), as openable from here: /proc/PID/map_files/RANGE
+ * for a deleted file, else /proc/PID/root/PATH (another mount namespace).
+ * Into out (size bytes, truncated).  Thread-safe. */
+void hs_target__open_path(pid_t pid, const char *path, const char *range,
+			  char *out, size_t size);
 /*
  * hs_target__find for provider p.  HEAPSCOPE: as hs_target__find.  OTEL,
  * DDHEAP: the first mapped object whose name matches `match` (when given)

@@ -21,7 +21,8 @@ fi
 	-I"$c/symbolize" -I"$c/export" -I"$src/include" -I"$src/bpf" -I"$src/common" \
 	$(pkg-config --cflags libdw libelf zlib) \
 	"$src/tests/fuzz/fuzz_collector.c" "$c/base/kinds.c" "$c/events/events.c" \
-	"$c/target/registry.c" "$c/profiles/profile.c" \
+	"$c/target/registry.c" "$c/target/find.c" "$c/target/notes.c" \
+	"$c/profiles/profile.c" \
 	"$c/profiles/stack_table.c" "$c/profiles/window.c" \
 	"$c/profiles/fragmentation.c" "$c/symbolize/symbolize.c" \
 	"$c/symbolize/symbolize_maps.c" "$c/symbolize/symbolize_cache.c" \
