@@ -50,7 +50,7 @@ static bool zl_ready(void)
 	pthread_once(&zl_once, zl_load);
 	return zl.init2 != NULL;
 }
-#define Z_INIT2(z, level, method, bits, mem, strategy)                        \
+#define Z_INIT2(z, level, method, bits, mem, strategy)                         \
 	zl.init2(z, level, method, bits, mem, strategy, ZLIB_VERSION,          \
 		 (int)sizeof(z_stream))
 #define Z_BOUND zl.bound
@@ -150,7 +150,7 @@ int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen)
 		return -ELIBACC;
 	/* windowBits 15 + 16: a gzip header and trailer. */
 	if (Z_INIT2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+		    Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	cap = Z_BOUND(&z, len) + 32;
 	dst = malloc(cap);

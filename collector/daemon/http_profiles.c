@@ -156,7 +156,7 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c)
 		err = render(d, &snap, fmt, &buf, &len);
 	/* A process that died while we read it gives an error, not a
 	 * profile of a half-read state. */
-	if (!err && kill((pid_t)pid, 0) && errno == ESRCH) {
+	if (!err && !hs_proc__alive((pid_t)pid)) {
 		free(buf);
 		err = -ESRCH;
 	}

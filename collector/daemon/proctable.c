@@ -197,7 +197,7 @@ int hs_daemon__get(struct hs_daemon *d, pid_t pid, struct hs_proc **out)
 		*out = p;
 		return 0;
 	}
-	if (kill(pid, 0) && errno == ESRCH)
+	if (!hs_proc__alive(pid))
 		return -ESRCH;
 	err = find_target(d, pid, &t);
 	if (err)

@@ -58,7 +58,7 @@ struct hs_events {
 				    * allocated before the attach */
 	uint64_t compat_replaced;  /* allocs at a live pointer (its free
 				    * was lost): the old sample dropped */
-	struct hs_window *win; /* allocs/lifetime/peak, may be NULL */
+	struct hs_window *win;	   /* allocs/lifetime/peak, may be NULL */
 };
 
 /* Is data (size bytes from the ring buffer) a struct hs_event of this

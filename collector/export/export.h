@@ -51,7 +51,7 @@ struct hs_pprof_meta {
 	int64_t duration_nanos;
 	const char *const *comments; /* notes: lost events, sampling cost */
 	size_t ncomments;
-	bool allocs; /* alloc_* (window) instead of inuse_* sample types */
+	bool allocs;	/* alloc_* (window) instead of inuse_* sample types */
 	bool residency; /* add resident_space, swapped_space,
 			 * not_resident_space, huge_space (bytes) */
 	/* Other sample types instead of the heap/allocs ones (lifetime,
@@ -96,8 +96,8 @@ struct hs_render {
 	 * (NULL: built from aggs with value and syms) */
 	const struct hs_folded_line *lines;
 	size_t nlines;
-	enum hs_value value;	/* folded / text value */
-	struct hs_syms *syms;	/* may be NULL: frames "[unknown]" */
+	enum hs_value value;		  /* folded / text value */
+	struct hs_syms *syms;		  /* may be NULL: frames "[unknown]" */
 	const struct hs_pprof_meta *meta; /* types, labels, notes */
 	bool text_notes; /* text: meta's comments first, as "# " lines */
 };

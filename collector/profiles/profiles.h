@@ -25,9 +25,9 @@
 
 /* Residency of one sample's OS pages (4 KiB), residency.c. */
 struct hs_page_res {
-	uint32_t pages;	  /* OS pages under [ptr, ptr + allocated) */
-	uint32_t present; /* pagemap present (includes zero-page mappings) */
-	uint32_t swapped; /* pagemap swapped */
+	uint32_t pages;	    /* OS pages under [ptr, ptr + allocated) */
+	uint32_t present;   /* pagemap present (includes zero-page mappings) */
+	uint32_t swapped;   /* pagemap swapped */
 	uint32_t exclusive; /* present and mapped by this process only */
 	/* from /proc/kpageflags, present pages with a PFN only: */
 	uint32_t zero, huge, compound_head, compound_tail;
@@ -51,9 +51,9 @@ struct hs_sample {
 	/* small samples: the proxy and its span (record extension, abi.h) */
 	uint64_t proxy;
 	struct {
-		uint64_t start, bytes;	 /* span of the proxy */
-		uint32_t live, objects;	 /* objects out of it / capacity */
-		uint64_t updated_ns;	 /* when the target filled it, 0 = never */
+		uint64_t start, bytes;	/* span of the proxy */
+		uint32_t live, objects; /* objects out of it / capacity */
+		uint64_t updated_ns; /* when the target filled it, 0 = never */
 	} pspan;
 };
 
@@ -219,7 +219,7 @@ void hs_residency__set_flags_gap(struct hs_residency *r, uint32_t gap);
 /* What the last scan read. */
 struct hs_residency_stats {
 	uint64_t pagemap_reads, pagemap_entries;
-	uint64_t kpf_pages;		/* present pages whose flags were read */
+	uint64_t kpf_pages; /* present pages whose flags were read */
 	uint64_t kpf_reads, kpf_entries; /* preads, entries incl. gaps */
 };
 void hs_residency__stats(const struct hs_residency *r,
@@ -268,9 +268,9 @@ void hs_window__pprof_lifetime(struct hs_pprof_meta *m);
 /* The aggregation of profile `kind` (malloc'd): heap and fragmentation
  * from the live set (residency must be scanned before, if wanted), the
  * others from the window w. */
-int hs_record__aggregate(enum hs_profile_kind kind, struct hs_profile *live,
-			 const struct hs_window *w, struct hs_stack_agg **out,
-			 size_t *n);
+int hs_profiles__aggregate(enum hs_profile_kind kind, struct hs_profile *live,
+			   const struct hs_window *w, struct hs_stack_agg **out,
+			   size_t *n);
 
 /* hs_symbolize_fn that names HS_FREE_MARKER "[free]"; ctx = hs_syms. */
 const char *hs_window__sym(void *syms, uint64_t addr);

@@ -66,8 +66,7 @@ int hs_stack_table__reserve(struct hs_stack_table *t, size_t need)
 }
 
 struct hs_stack_agg *hs_stack_table__find(const struct hs_stack_table *t,
-					  const uint64_t *stack,
-					  uint32_t depth)
+					  const uint64_t *stack, uint32_t depth)
 {
 	if (!t->icap)
 		return NULL;

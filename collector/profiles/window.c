@@ -217,9 +217,9 @@ void hs_window__pprof_lifetime(struct hs_pprof_meta *m)
 	m->values = lt_values;
 }
 
-int hs_record__aggregate(enum hs_profile_kind kind, struct hs_profile *live,
-			 const struct hs_window *w, struct hs_stack_agg **out,
-			 size_t *n)
+int hs_profiles__aggregate(enum hs_profile_kind kind, struct hs_profile *live,
+			   const struct hs_window *w, struct hs_stack_agg **out,
+			   size_t *n)
 {
 	double total;
 

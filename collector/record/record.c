@@ -33,11 +33,6 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
-static bool process_alive(pid_t pid)
-{
-	return !(kill(pid, 0) && errno == ESRCH);
-}
-
 /* Registry records sampled before the attach join the live set. */
 static void read_registry(const struct hs_target *t, struct hs_events *ev)
 {
@@ -103,7 +98,7 @@ static int record(const struct hs_options *o)
 			"CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)\n");
 		return -EPERM;
 	}
-	if (!process_alive(o->pid)) {
+	if (!hs_proc__alive(o->pid)) {
 		fprintf(stderr, "heapscope: no process %d\n", o->pid);
 		return -ESRCH;
 	}
@@ -247,7 +242,7 @@ static int record(const struct hs_options *o)
 		}
 		err = 0;
 		hs_syms__tick(syms);
-		if (ev.exited || ev.execed || !process_alive(o->pid))
+		if (ev.exited || ev.execed || !hs_proc__alive(o->pid))
 			break;
 		if (deadline && hs_mono_ns() >= deadline)
 			break;
@@ -260,7 +255,7 @@ static int record(const struct hs_options *o)
 			"heapscope: process %d called exec; profile as of "
 			"before the exec\n",
 			o->pid);
-	else if (ev.exited || !process_alive(o->pid))
+	else if (ev.exited || !hs_proc__alive(o->pid))
 		fprintf(stderr,
 			"heapscope: process %d exited%s; profile as of its "
 			"exit\n",
@@ -270,7 +265,7 @@ static int record(const struct hs_options *o)
 	hs_syms__sync(syms);
 	if ((o->profile == HS_PROFILE_HEAP ||
 	     o->profile == HS_PROFILE_FRAGMENTATION) &&
-	    !ev.exited && process_alive(o->pid)) {
+	    !ev.exited && hs_proc__alive(o->pid)) {
 		int rerr = hs_profile__scan_residency(ev.prof, o->pid);
 
 		if (rerr)
@@ -306,7 +301,7 @@ static int record(const struct hs_options *o)
 				(unsigned long long)funcov,
 				(unsigned long long)(fcov + funcov), fub);
 	}
-	err = hs_record__aggregate(o->profile, ev.prof, ev.win, &aggs, &naggs);
+	err = hs_profiles__aggregate(o->profile, ev.prof, ev.win, &aggs, &naggs);
 	if (!err)
 		err = hs_folded__build(aggs, naggs, o->value, hs_window__sym,
 				       syms, &lines, &nlines);

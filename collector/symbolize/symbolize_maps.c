@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -284,7 +283,7 @@ static bool known(const struct hs_syms *s, uint64_t addr)
 
 static void refresh(struct hs_syms *s)
 {
-	if (kill(s->pid, 0) && errno == ESRCH)
+	if (!hs_proc__alive(s->pid))
 		return;
 	/* Files already opened stay: dlclose'd code keeps resolving. */
 	snapshot(s);

@@ -18,13 +18,13 @@ static unsigned note_bit(const char *provider, const char *name)
 	if (!strcmp(provider, HEAPSCOPE_PROVIDER))
 		return !strcmp(name, "sample_alloc") ? HS_NOTE_HEAPSCOPE : 0;
 	if (!strcmp(provider, HEAPSCOPE_COMPAT_OTEL))
-		return !strcmp(name, "alloc") ? HS_NOTE_OTEL_ALLOC :
-		       !strcmp(name, "free")  ? HS_NOTE_OTEL_FREE :
-						0;
+		return !strcmp(name, "alloc")  ? HS_NOTE_OTEL_ALLOC
+		       : !strcmp(name, "free") ? HS_NOTE_OTEL_FREE
+					       : 0;
 	if (!strcmp(provider, HEAPSCOPE_COMPAT_DDHEAP))
-		return !strcmp(name, "alloc") ? HS_NOTE_DD_ALLOC :
-		       !strcmp(name, "free")  ? HS_NOTE_DD_FREE :
-						0;
+		return !strcmp(name, "alloc")  ? HS_NOTE_DD_ALLOC
+		       : !strcmp(name, "free") ? HS_NOTE_DD_FREE
+					       : 0;
 	return 0;
 }
 

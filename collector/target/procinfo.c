@@ -2,16 +2,16 @@
 /*
  * procinfo.c - what the collector reports about a process besides its
  * heap: comm, binary, cgroup v2 path, pid in its own namespace (NSpid),
- * start time (pid + start time identify a process across pid reuse); the
- * registry header of a live target.
+ * start time (pid + start time identify a process across pid reuse);
+ * whether it is alive.
  * Everything read from /proc is bounded and validated.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "target.h"
@@ -29,6 +29,12 @@ static int read_small(const char *path, char *buf, size_t size)
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+bool hs_proc__alive(pid_t pid)
+{
+	/* EPERM: it exists (another user's) */
+	return !(kill(pid, 0) && errno == ESRCH);
 }
 
 int hs_proc__start_time(pid_t pid, uint64_t *start)
@@ -95,21 +101,5 @@ int hs_proc__info(pid_t pid, struct hs_proc_info *pi)
 			}
 		}
 	}
-	return 0;
-}
-
-int hs_registry__read_header(pid_t pid, uint64_t addr,
-			     struct heapscope_registry *h)
-{
-	struct iovec local = {h, sizeof(*h)}, remote = {(void *)addr,
-							 sizeof(*h)};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != sizeof(*h) || h->magic != HEAPSCOPE_REGISTRY_MAGIC ||
-	    h->version != HEAPSCOPE_REGISTRY_VERSION ||
-	    h->header_size != sizeof(*h))
-		return -EBADMSG;
 	return 0;
 }

@@ -312,3 +312,19 @@ int hs_registry__locate(const struct hs_target *t, uint64_t *addr)
 	*addr = is_dyn ? t->map_start - load_vaddr + value : value;
 	return 0;
 }
+
+int hs_registry__read_header(pid_t pid, uint64_t addr,
+			     struct heapscope_registry *h)
+{
+	struct iovec local = {h, sizeof(*h)}, remote = {(void *)addr,
+							 sizeof(*h)};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != sizeof(*h) || h->magic != HEAPSCOPE_REGISTRY_MAGIC ||
+	    h->version != HEAPSCOPE_REGISTRY_VERSION ||
+	    h->header_size != sizeof(*h))
+		return -EBADMSG;
+	return 0;
+}

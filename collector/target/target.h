@@ -27,7 +27,7 @@ struct hs_target {
 	pid_t pid;
 	char path[PATH_MAX]; /* the object's path as the target sees it */
 	char open_path[PATH_MAX + 64]; /* the same file, openable from here */
-	uint64_t map_start; /* start of its mapping with file offset 0 */
+	uint64_t map_start;	   /* start of its mapping with file offset 0 */
 	enum hs_provider provider; /* resolved: never AUTO after a find */
 	unsigned notes;		   /* HS_NOTE_* of the object */
 };
@@ -116,6 +116,11 @@ void hs_registry__free(struct hs_registry_snapshot *s);
 int hs_registry__read_process(void *ctx, uint64_t addr, void *dst, size_t len);
 /* Runtime address of `heapscope_registry` in target t (via .dynsym). */
 int hs_registry__locate(const struct hs_target *t, uint64_t *addr);
+/* Read and check only the registry header at addr of live process pid
+ * (magic, version, header size): -EBADMSG when wrong or short, or
+ * process_vm_readv's -errno. */
+int hs_registry__read_header(pid_t pid, uint64_t addr,
+			     struct heapscope_registry *h);
 
 /* -------------------------------------------------------- "procinfo.c" */
 
@@ -131,8 +136,7 @@ struct hs_proc_info {
 /* -ESRCH: no such process; -EBADMSG: unparsable /proc data. */
 int hs_proc__info(pid_t pid, struct hs_proc_info *pi);
 int hs_proc__start_time(pid_t pid, uint64_t *start);
-/* Read and check only the registry header of a live target. */
-int hs_registry__read_header(pid_t pid, uint64_t addr,
-			     struct heapscope_registry *h);
+/* Does process pid exist (kill(pid, 0) is not ESRCH)?  Thread-safe. */
+bool hs_proc__alive(pid_t pid);
 
 #endif /* HS_TARGET_H */
