@@ -36,6 +36,7 @@ int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
 /* Write to path atomically (hs_write_file_atomic); NULL or "-": stdout. */
 int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
 			  size_t n);
+/* Free n lines from hs_folded__build (NULL is a no-op). */
 void hs_folded__free(struct hs_folded_line *lines, size_t n);
 
 /* ---------------------------------------------------- "export_pprof.c" */

@@ -120,6 +120,8 @@ void hs_stack_table__free(struct hs_stack_table *t);
 
 struct hs_profile;
 
+/* An empty live set, NULL on ENOMEM; freed (with its samples) by
+ * hs_profile__free (NULL is a no-op). */
 struct hs_profile *hs_profile__new(void);
 void hs_profile__free(struct hs_profile *p);
 /* A sampled allocation (registry record or event).  Returns 0 when added,
@@ -171,7 +173,9 @@ double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v);
 
 struct hs_residency;
 
-/* Open /proc/PID/pagemap (and /proc/kpageflags if readable). */
+/* Open /proc/PID/pagemap (and /proc/kpageflags if readable): 0 or the
+ * open's -errno (-ENOENT: no such process).  Closed by
+ * hs_residency__close (NULL is a no-op). */
 int hs_residency__open(struct hs_residency **out, pid_t pid);
 void hs_residency__close(struct hs_residency *r);
 /*
@@ -234,7 +238,8 @@ struct hs_window;
 #define HS_LT_FREE_FRAMES 16	      /* free frames kept per lifetime stack */
 #define HS_PEAK_RESOLUTION 0.01	      /* peak copy when total > last * 1.01 */
 
-/* start_ns: CLOCK_MONOTONIC of the attach (window start). */
+/* start_ns: CLOCK_MONOTONIC of the attach (window start).  NULL on
+ * ENOMEM; hs_window__free(NULL) is a no-op. */
 struct hs_window *hs_window__new(uint64_t start_ns);
 void hs_window__free(struct hs_window *w);
 /* While on, live allocs do not check for a new peak (registry load). */

@@ -23,7 +23,9 @@ typedef const char *(*hs_symbolize_fn)(void *ctx, uint64_t addr);
 struct hs_syms;
 
 /* Snapshot /proc/PID/maps and open the mapped files (so they can be read
- * after the process exits or from another mount namespace). */
+ * after the process exits or from another mount namespace).  NULL when
+ * the maps cannot be read (no process, no permission) or on ENOMEM;
+ * hs_syms__free(NULL) is a no-op. */
 struct hs_syms *hs_syms__new(pid_t pid);
 void hs_syms__free(struct hs_syms *s);
 /* Refresh the maps snapshot if an address lies outside it and the

@@ -111,6 +111,7 @@ struct hs_registry_snapshot {
  */
 int hs_registry__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 		      struct hs_registry_snapshot *out);
+/* Free the records of a snapshot (s itself is the caller's). */
 void hs_registry__free(struct hs_registry_snapshot *s);
 /* process_vm_readv reader; ctx points to a pid_t. */
 int hs_registry__read_process(void *ctx, uint64_t addr, void *dst, size_t len);
