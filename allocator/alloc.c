@@ -37,7 +37,7 @@ static void *alloc_large(size_t n, size_t align)
 /* Small request of class cls from the calling thread's cache. */
 static void *alloc_small(unsigned cls)
 {
-	hs_tcache_t *tc = &hs_tc;
+	hs_tcache_t *tc = hs_thread.tc;
 	hs_tc_list_t *l = &tc->lists[cls];
 	void *p = l->head;
 	if (HS_LIKELY(p != NULL)) {
@@ -60,7 +60,8 @@ static void *alloc_large_region(size_t n)
 /* Allocation without the sampler.  align: 0 or a power of two. */
 static void *alloc_unsampled(size_t n, size_t align)
 {
-	if (HS_UNLIKELY(hs_tc.state == HS_TC_EMPTY) && !hs_tc_activate(&hs_tc))
+	if (HS_UNLIKELY(hs_thread.tc->state == HS_TC_EMPTY) &&
+	    !hs_tc_activate())
 		return NULL;
 	if (align <= HS_MIN_ALIGN) {
 		if (n <= HS_MAX_SMALL_SIZE)
@@ -108,7 +109,7 @@ HS_NOINLINE void *hs_alloc_slow(size_t n)
 
 HS_NOINLINE void *hs_alloc_sample_slow(size_t n, size_t align)
 {
-	void *p = hs_sample_alloc_slow(&hs_tc.sampler, n, align);
+	void *p = hs_sample_alloc_slow(&hs_thread.sampler, n, align);
 	if (p)
 		return p;
 	p = alloc_unsampled(n, align);
@@ -121,7 +122,7 @@ void *hs_alloc_aligned(size_t n, size_t align)
 {
 	if (align <= HS_MIN_ALIGN)
 		return hs_malloc_inline(n);
-	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_tc.sampler, n)))
+	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_thread.sampler, n)))
 		return hs_alloc_sample_slow(n, align);
 	return alloc_unsampled(n, align);
 }
@@ -193,8 +194,9 @@ void *hs_realloc(void *p, size_t n)
 		 * place), else it moves like any other. */
 		if (n > old) {
 			void *q = NULL;
-			if (!hs_sampler_try_fast(&hs_tc.sampler, n)) {
-				q = hs_sample_realloc_slow(&hs_tc.sampler, n, p);
+			if (!hs_sampler_try_fast(&hs_thread.sampler, n)) {
+				q = hs_sample_realloc_slow(&hs_thread.sampler,
+							   n, p);
 				if (q == p)
 					return p;
 			}

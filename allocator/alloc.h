@@ -7,6 +7,13 @@
  * malloc fast path: sampler subtraction, size -> class table lookup,
  * thread-cache pop.  free fast path: sampled-region compare, pagemap
  * lookup, thread-cache push.  Everything else is out of line.
+ *
+ * Handed off by malloc: the sampler's counter underflows (a sample, or a
+ * thread's first malloc: the counter starts at 0), a large size, an empty
+ * list (a refill, or a thread without a cache: hs_tc_empty's lists are
+ * empty).  By free: a pointer in the sampled region, NULL, foreign or
+ * large pointers, a list with no room (overflow, or a thread without a
+ * cache: hs_tc_empty's and hs_tc_dead's max_length is 0).
  */
 #ifndef HS_ALLOC_H
 #define HS_ALLOC_H
@@ -46,11 +53,10 @@ size_t hs_usable_size(const void *p);
 /* malloc(n) minus errno: NULL on ENOMEM. */
 static inline void *hs_malloc_inline(size_t n)
 {
-	hs_tcache_t *tc = &hs_tc;
-	if (HS_UNLIKELY(!hs_sampler_try_fast(&tc->sampler, n)))
+	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_thread.sampler, n)))
 		return hs_alloc_sample_slow(n, 0);
 	if (HS_LIKELY(n <= HS_MAX_SMALL_SIZE)) {
-		hs_tc_list_t *l = &tc->lists[hs_size_to_class(n)];
+		hs_tc_list_t *l = &hs_thread.tc->lists[hs_size_to_class(n)];
 		void *p = l->head;
 		if (HS_LIKELY(p != NULL)) {
 			l->head = *(void **)p;
@@ -74,11 +80,7 @@ static inline void hs_free_inline(void *p, size_t size_hint)
 		hs_free_slow(p, s);
 		return;
 	}
-	hs_tc_list_t *l = &hs_tc.lists[cls];
-	*(void **)p = l->head;
-	l->head = p;
-	if (HS_UNLIKELY(++l->length > l->max_length))
-		hs_tc_overflow(&hs_tc, cls);
+	hs_tc_push(cls, p);
 }
 
 #endif /* HS_ALLOC_H */

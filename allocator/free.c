@@ -51,11 +51,7 @@ void hs_free_unsampled(void *p)
 		hs_free_slow(p, s);
 		return;
 	}
-	hs_tc_list_t *l = &hs_tc.lists[cls];
-	*(void **)p = l->head;
-	l->head = p;
-	if (++l->length > l->max_length)
-		hs_tc_overflow(&hs_tc, cls);
+	hs_tc_push(cls, p);
 }
 
 size_t hs_usable_size(const void *p)

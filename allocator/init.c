@@ -15,8 +15,11 @@
  *    sampling side's.
  *  - thread exit: a pthread key destructor flushes the thread cache.
  *
- * libheapscope is meant to be preloaded or linked, not dlopen'ed (its
- * initial-exec TLS and its malloc must be in place from the start).
+ * libheapscope is meant to be preloaded or linked, so that its malloc is
+ * the process's from the start.  It can also be dlopen'ed (a plugin or a
+ * Python extension linking it): its initial-exec TLS is 48 bytes
+ * (thread_cache.h), which fits in what glibc keeps for dlopen'ed
+ * libraries (tests/tls.cmake).
  */
 #include <pthread.h>
 #include <sys/syscall.h>

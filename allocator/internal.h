@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "hs_common.h"
+#include "option_list.h"
 
 /* ---- allocation without the sampler (proxies, re-entrant calls) ---- */
 
@@ -57,29 +58,36 @@ int hs_snprintf(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ---- options.c: HEAPSCOPE_<NAME> environment options ---- */
+/* One per option of option_list.h (what each one does, its default). */
 typedef enum hs_option {
-	HS_OPT_SAMPLE_RATE,      /* bytes, default 2 MiB; <= 0 off; 1 = all */
-	HS_OPT_SAMPLE_SEED,      /* 0 = random seeds, else deterministic */
-	HS_OPT_VERBOSE,          /* log level, default 0 */
-	HS_OPT_RELEASE_RATE,     /* page heap release policy knob */
-	HS_OPT_SAMPLED_CACHE,    /* bytes of freed sampled pages kept committed */
-	HS_OPT_PROXY_MAX,        /* largest size class given a proxy; 0 none */
-	HS_OPT_REGION_BLOCK_MAX, /* largest unsampled block in the region */
+#define X(id, dflt, secure, arg, doc) HS_OPT_##id,
+	HS_INT_OPTIONS(X)
+#undef X
 	HS_OPT_COUNT
 } hs_option_t;
 /* String-valued options (same table style, no parsing). */
 typedef enum hs_str_option {
-	HS_SOPT_PROFILE_AT_EXIT, /* PATH: heap profile written at exit */
+#define X(id, secure, arg, doc) HS_SOPT_##id,
+	HS_STR_OPTIONS(X)
+#undef X
 	HS_SOPT_COUNT
 } hs_str_option_t;
-/* The option's value as found in environ now, or NULL.  Scans environ:
- * call from constructors / the API, not from inside malloc. */
+/* The value of a string option as the last scan found it in environ
+ * (a pointer into the environment, not a copy), or NULL when unset or
+ * ignored in secure-execution mode. */
 const char *hs_option_string(hs_str_option_t opt);
-/* Value of an option (parsed once from environ; K/M/G suffixes). */
+/* Value of an option (parsed by the last scan; K/M/G suffixes). */
 int64_t hs_option_get(hs_option_t opt);
-/* Re-read options from environ (called from the library constructor in
- * case the first malloc ran before environ was set). */
+/* Re-read options from environ, in secure-execution mode when
+ * getauxval(AT_SECURE) says so (called lazily by the first malloc, again
+ * from the library constructor in case that malloc ran before environ was
+ * set).  Not thread-safe against itself: start-up only. */
 void hs_options_init(void);
+/* The scan behind hs_options_init: options from env (NULL-terminated;
+ * NULL = none).  secure: secure-execution mode, where only the options
+ * whose table entry says so are read and every other one is reset to
+ * its default (options.c; docs/reliability.md).  Exposed for tests. */
+void hs_options_scan(char *const *env, bool secure);
 
 /* Current kernel thread id (cached per thread). */
 uint32_t hs_gettid(void);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/options.c - the one table of HEAPSCOPE_<NAME> options.
+ * allocator/options.c - the one table of HEAPSCOPE_<NAME> options, built
+ * from option_list.h (names, defaults, what each one does).
  *
  * Options are read by scanning environ directly (getenv is not safe this
  * early and may not be ready while the dynamic loader runs us).  Values
@@ -8,10 +9,20 @@
  * value warns once and keeps the default.  The first malloc may run
  * before environ is set: then every option has its default until the
  * library constructor calls hs_options_init() again.
+ *
+ * Secure-execution mode (getauxval(AT_SECURE): a setuid or setgid program,
+ * or one that gained file capabilities): the environment was written by a
+ * less privileged caller, so an option honoured there would let that
+ * caller steer a privileged process.  Each option says in its table entry
+ * whether it is honoured then (`secure`); the scan below is the only place
+ * that decides, and an option not honoured keeps its default silently, as
+ * glibc ignores MALLOC_* and the glibc.malloc tunables in that mode.
+ * docs/reliability.md has the table and the reasons.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "internal.h"
 
@@ -21,47 +32,32 @@ typedef struct option_desc {
 	int64_t value;         /* current value */
 	const int64_t dflt;    /* default */
 	const char *const name; /* environment name */
+	const bool secure;     /* honoured in secure-execution mode */
 	bool warned;           /* a bad value was reported already */
 } option_desc_t;
 
+typedef struct str_option_desc {
+	const char *value;      /* as found in environ by the last scan */
+	const char *const name; /* environment name */
+	const bool secure;      /* honoured in secure-execution mode */
+} str_option_desc_t;
+
+/* Built from option_list.h, which documents each option and says why none
+ * is honoured in secure-execution mode. */
 static option_desc_t options[HS_OPT_COUNT] = {
-	/* sampling period in bytes (mean bytes between samples); <= 0 off */
-	[HS_OPT_SAMPLE_RATE] = { 2097152, 2097152, "HEAPSCOPE_SAMPLE_RATE", 0 },
-	/* 0 = seeds from the clock and thread id; else deterministic */
-	[HS_OPT_SAMPLE_SEED] = { 0, 0, "HEAPSCOPE_SAMPLE_SEED", 0 },
-	/* log level: 0 warnings only, 1 info, 2 debug */
-	[HS_OPT_VERBOSE] = { 0, 0, "HEAPSCOPE_VERBOSE", 0 },
-	/* bytes of free committed memory the page heap keeps before it
-	 * gives memory back to the OS (MADV_DONTNEED); 0 = release every
-	 * free span at once.  128 MiB: a heap of a few large blocks per
-	 * thread keeps the free runs between them (large_blocks: 64 MiB
-	 * released and refaulted 50% more pages, 2x the run time) */
-	[HS_OPT_RELEASE_RATE] = { 134217728, 134217728,
-				  "HEAPSCOPE_RELEASE_RATE", 0 },
-	/* bytes of freed pages of the sampled region (samples and the large
-	 * blocks kept there) kept committed for reuse (as much as the page
-	 * heap keeps); 0 = decommit at once, so a sample's pages are
-	 * resident only where its owner touched them */
-	[HS_OPT_SAMPLED_CACHE] = { 134217728, 134217728,
-				   "HEAPSCOPE_SAMPLED_CACHE", 0 },
-	/* largest allocated (size-class) size, in bytes, whose samples hold
-	 * a proxy object for the fragmentation profile; default one OS page,
-	 * where a proxy costs no more than the page rounding it replaces;
-	 * 0 = no proxies; up to 256K (the small classes) widens the profile
-	 * at the cost of a whole extra object per larger sample */
-	[HS_OPT_PROXY_MAX] = { 4096, 4096, "HEAPSCOPE_PROXY_MAX", 0 },
-	/* largest unsampled large block (over 256 KiB) placed in the sampled
-	 * region, with the sampled large blocks, rather than in the page
-	 * heap (one pool of pages for both, sampled.c); 0 = none */
-	[HS_OPT_REGION_BLOCK_MAX] = { 67108864, 67108864,
-				      "HEAPSCOPE_REGION_BLOCK_MAX", 0 },
+#define X(id, dflt_, secure_, arg, doc)                                        \
+	[HS_OPT_##id] = { .value = (dflt_), .dflt = (dflt_),                   \
+			  .name = "HEAPSCOPE_" #id, .secure = (secure_) },
+	HS_INT_OPTIONS(X)
+#undef X
 };
 
-/* String options: name only, the value is used as found in environ. */
-static const char *const str_options[HS_SOPT_COUNT] = {
-	/* PATH: write the heap profile there at exit (folded text, or
-	 * gzip'd pprof when PATH ends in .pb.gz) */
-	[HS_SOPT_PROFILE_AT_EXIT] = "HEAPSCOPE_PROFILE_AT_EXIT",
+/* String options: the value is kept as found in environ (no copy). */
+static str_option_desc_t str_options[HS_SOPT_COUNT] = {
+#define X(id, secure_, arg, doc)                                               \
+	[HS_SOPT_##id] = { .name = "HEAPSCOPE_" #id, .secure = (secure_) },
+	HS_STR_OPTIONS(X)
+#undef X
 };
 
 /* Parses s as [+-]digits[K|M|G]; returns false on any other input or on
@@ -101,31 +97,57 @@ static bool parse_int(const char *s, int64_t *out)
 	return true;
 }
 
-void hs_options_init(void)
+/* The value of option `name` in the environment entry e, or NULL. */
+static const char *match(const char *e, const char *name)
 {
-	char **env = environ;
-	if (!env)
-		return;
-	for (; *env; env++) {
-		const char *e = *env;
+	size_t len = strlen(name);
+
+	return strncmp(e, name, len) == 0 && e[len] == '=' ? e + len + 1 : NULL;
+}
+
+void hs_options_scan(char *const *env, bool secure)
+{
+	for (int i = 0; i < HS_SOPT_COUNT; i++)
+		str_options[i].value = NULL;
+	for (int i = 0; i < HS_OPT_COUNT && secure; i++)
+		if (!options[i].secure)
+			__atomic_store_n(&options[i].value, options[i].dflt,
+					 __ATOMIC_RELAXED);
+	for (; env && *env; env++) {
+		const char *e = *env, *v;
+
 		if (strncmp(e, "HEAPSCOPE_", 10) != 0)
 			continue;
+		for (int i = 0; i < HS_SOPT_COUNT; i++) {
+			str_option_desc_t *o = &str_options[i];
+
+			if ((!secure || o->secure) && (v = match(e, o->name)))
+				o->value = v;
+		}
 		for (int i = 0; i < HS_OPT_COUNT; i++) {
 			option_desc_t *o = &options[i];
-			size_t len = strlen(o->name);
-			if (strncmp(e, o->name, len) != 0 || e[len] != '=')
+			int64_t n;
+
+			if ((secure && !o->secure) || !(v = match(e, o->name)))
 				continue;
-			int64_t v;
-			if (parse_int(e + len + 1, &v)) {
-				__atomic_store_n(&o->value, v, __ATOMIC_RELAXED);
+			if (parse_int(v, &n)) {
+				__atomic_store_n(&o->value, n,
+						 __ATOMIC_RELAXED);
 			} else if (!o->warned) {
 				o->warned = true;
 				hs_log("heapscope: bad value %s for %s, keeping "
 				       "default %ld",
-				       e + len + 1, o->name, (long)o->dflt);
+				       v, o->name, (long)o->dflt);
 			}
 		}
 	}
+}
+
+/* AT_SECURE is in the auxiliary vector, which ld.so has read before any
+ * of our code runs: getauxval neither allocates nor needs environ. */
+void hs_options_init(void)
+{
+	hs_options_scan(environ, getauxval(AT_SECURE) != 0);
 }
 
 int64_t hs_option_get(hs_option_t opt)
@@ -137,14 +159,7 @@ int64_t hs_option_get(hs_option_t opt)
 
 const char *hs_option_string(hs_str_option_t opt)
 {
-	size_t len;
-
-	if ((unsigned)opt >= HS_SOPT_COUNT || !environ)
+	if ((unsigned)opt >= HS_SOPT_COUNT)
 		return NULL;
-	len = strlen(str_options[opt]);
-	for (char **env = environ; *env; env++)
-		if (strncmp(*env, str_options[opt], len) == 0 &&
-		    (*env)[len] == '=')
-			return *env + len + 1;
-	return NULL;
+	return str_options[opt].value;
 }

@@ -17,19 +17,18 @@
 #include <sys/sdt.h>
 #include <stdint.h>
 
-/* Every probe site is one 5-byte nop (0f 1f 44 00 00), not sdt.h's 1-byte
- * nop: Linux 6.17+ turns a uprobe on a 5-byte nop into a call to its
- * uprobe trampoline after the first hit (arch_uprobe_optimize), so a
- * sampled event with the collector attached costs a system call instead
- * of an int3 trap: 1.65 instead of 5.1 us per hit in this paravirtualised
- * guest (a bpftrace counter on each kind of site).  The probe address in
- * the note is the nop's, so every USDT consumer (libbpf 1.1, bpftrace,
- * the OTel profiler) attaches there; older kernels single-step it like
- * any instruction.  libbpf/usdt emits "nop; nop5" for the same reason
- * and leaves the choice to the attaching library; one nop5 needs no
- * library support. */
-#undef _SDT_NOP
-#define _SDT_NOP .nops 5
+/* Every probe site is sdt.h's 1-byte nop, on purpose.  Linux 6.17+ turns a
+ * uprobe on a 5-byte nop into a call to a "[uprobes-trampoline]" page
+ * after the first hit (arch_uprobe_optimize), but that page is not
+ * copied on fork while the patched text page is: a child forked after a
+ * sampled event, while a collector is attached, dies with SIGSEGV at its
+ * first sampled event (Linux 6.18.44 here: a tracefs uprobe on a bare
+ * `.nops 5` in a ten-line program reproduces it without heapscope or
+ * BPF; with a 1-byte nop the child runs).  A fleet host with the daemon
+ * running would lose the children of every forking program, so the probe
+ * takes the int3 trap and single-step (about 5 instead of 1.7 us per hit
+ * here, once per sampled event), which fork handles: the child gets its
+ * own XOL page on its first hit.  rel_fork_under_daemon checks it. */
 
 #include "hs_common.h"
 

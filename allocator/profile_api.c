@@ -100,7 +100,7 @@ HS_EXPORT int heapscope_get_allocator_stats(struct heapscope_allocator_stats *ou
 	small = nonneg(hs_stat_get(HS_STAT_small_span_bytes));
 	central = nonneg(hs_stat_get(HS_STAT_central_free_bytes));
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
-		tc += (uint64_t)hs_tc.lists[c].length * hs_classes[c].size;
+		tc += (uint64_t)hs_thread.tc->lists[c].length * hs_classes[c].size;
 	st.large_bytes = nonneg(hs_stat_get(HS_STAT_large_bytes)) +
 			 nonneg(hs_stat_get(HS_STAT_region_large_bytes));
 	st.in_use_bytes = (small > central ? small - central : 0) + st.large_bytes;
@@ -159,9 +159,14 @@ static void write_at_exit(void)
  */
 __attribute__((constructor)) static void at_exit_init(void)
 {
-	const char *v = hs_option_string(HS_SOPT_PROFILE_AT_EXIT);
+	const char *v;
 	size_t n;
 
+	/* constructors run in no fixed order: scan now, the library
+	 * constructor's scan may not have run yet (ignored in
+	 * secure-execution mode: options.c) */
+	hs_options_init();
+	v = hs_option_string(HS_SOPT_PROFILE_AT_EXIT);
 	if (!v || !*v)
 		return;
 	n = strlen(v);

@@ -16,9 +16,10 @@
 #include "hs_common.h"
 
 /*
- * Per-thread sampler state.  Lives inside the thread cache (initial-exec
- * TLS) whose static "empty" value has bytes_until_sample == 0, so a
- * thread's first allocation takes the slow path, which seeds the sampler.
+ * Per-thread sampler state.  Lives in the thread's initial-exec TLS
+ * (hs_thread, thread_cache.h) whose static initial value has
+ * bytes_until_sample == 0, so a thread's first allocation takes the slow
+ * path, which seeds the sampler.
  */
 typedef struct hs_sampler {
 	size_t bytes_until_sample; /* counter; fast path subtracts r + 1 */

@@ -4,6 +4,13 @@
  * activation, refill from and overflow to the central free lists, and
  * the thread-exit destructor that returns everything.
  *
+ * Caches come from the metadata arena (hs_meta_alloc: zeroed, never
+ * freed) and are kept on a free list, under the metadata lock, for the
+ * next thread: a program that creates threads one after another uses one
+ * cache.  The lock is taken by the fork handlers, so the child's list
+ * is consistent; the caches of threads that do not exist in the child
+ * stay allocated, as their objects do.
+ *
  * List limits adapt in one way: a class the thread only frees (two
  * overflows with no refill between them) keeps at most one batch, not
  * max_cached (2 batches for small classes); a refill restores it.
@@ -14,12 +21,26 @@
  */
 #include <pthread.h>
 
+#include <string.h>
+
 #include "central_freelist.h"
 #include "init.h"
 #include "internal.h"
+#include "span.h"
 #include "thread_cache.h"
 
-HS_TLS hs_tcache_t hs_tc;
+/* Read-only (.rodata): the cast that stores them in hs_thread.tc is safe
+ * as nothing writes a cache that is not HS_TC_ACTIVE, and a bug that did
+ * would fault instead of corrupting a list that every thread shares. */
+const hs_tcache_t hs_tc_empty = {.state = HS_TC_EMPTY};
+const hs_tcache_t hs_tc_dead = {.state = HS_TC_DEAD};
+
+HS_TLS hs_thread_t hs_thread = {.tc = (hs_tcache_t *)&hs_tc_empty};
+
+/* the whole static TLS must stay within 256 bytes (tests/test_tls_size.sh) */
+_Static_assert(sizeof(hs_thread_t) <= 64, "keep the static TLS small");
+
+static hs_tcache_t *free_caches; /* under the metadata lock */
 
 /* A thread's first refill of a class takes at most this many bytes of
  * objects (at least one), later ones a whole batch.  A batch is ~64 KiB
@@ -52,16 +73,44 @@ static void flush_all(hs_tcache_t *tc)
 		release_n(&tc->lists[c], c, tc->lists[c].length);
 }
 
-bool hs_tc_activate(hs_tcache_t *tc)
+/* A cache from the free list, else fresh from the metadata arena (zeroed).
+ * NULL on ENOMEM. */
+static hs_tcache_t *cache_get(void)
 {
-	if (tc->state != HS_TC_EMPTY)
+	hs_meta_lock();
+	hs_tcache_t *tc = free_caches;
+	if (tc)
+		free_caches = tc->next_free;
+	else
+		tc = hs_meta_alloc_locked(sizeof(*tc));
+	hs_meta_unlock();
+	if (tc)
+		memset(tc, 0, sizeof(*tc)); /* reused: refilled[] history */
+	return tc;
+}
+
+static void cache_put(hs_tcache_t *tc)
+{
+	hs_meta_lock();
+	tc->next_free = free_caches;
+	free_caches = tc;
+	hs_meta_unlock();
+}
+
+HS_NOINLINE bool hs_tc_activate(void)
+{
+	if (hs_thread.tc->state != HS_TC_EMPTY)
 		return true;
 	if (!hs_init_global())
+		return false;
+	hs_tcache_t *tc = cache_get();
+	if (!tc)
 		return false;
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
 		tc->lists[c].max_length = hs_classes[c].max_cached;
 	tc->shard = hs_central_shard_get();
 	tc->state = HS_TC_ACTIVE;
+	hs_thread.tc = tc;
 	/* may calloc (keys >= 32): tc is consistent by now, no lock held */
 	hs_tc_register_exit(tc);
 	return true;
@@ -106,25 +155,26 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 	return p;
 }
 
-HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls)
+HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 {
-	hs_tc_list_t *l = &tc->lists[cls];
-	if (tc->state == HS_TC_EMPTY) {
-		/* The thread's first call is a free: of an object another
+	if (tc->state != HS_TC_ACTIVE) {
+		/* hs_tc_empty or hs_tc_dead (read-only): p goes back at once.
+		 * The thread's first call is a free: of an object another
 		 * thread allocated, handed over.  Not cached: the thread's
 		 * first malloc of that class would get it back and write to
 		 * a cache line the other thread's neighbouring objects live
-		 * on (false_sharing's passive phase, Hoard's cache-scratch). */
-		hs_tc_activate(tc);
-		release_n(l, cls, l->length);
+		 * on (false_sharing's passive phase, Hoard's cache-scratch).
+		 * Its later frees are cached. */
+		if (tc->state == HS_TC_EMPTY)
+			hs_tc_activate();
+		hs_central_insert_range(cls, p, p, 1);
 		return;
 	}
-	if (tc->state != HS_TC_ACTIVE) {
-		release_n(l, cls, l->length);
-		return;
-	}
-	if (l->length <= l->max_length)
-		return;
+	/* full (length == max_length): take p, then give a batch back */
+	hs_tc_list_t *l = &tc->lists[cls];
+	*(void **)p = l->head;
+	l->head = p;
+	l->length++;
 	uint32_t batch = hs_classes[cls].batch, n = batch;
 	if (n > l->length)
 		n = l->length;
@@ -136,17 +186,18 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls)
 
 void hs_tc_flush_current(void)
 {
-	flush_all(&hs_tc);
+	flush_all(hs_thread.tc); /* no-op on the read-only caches */
 	hs_central_drain();
 }
 
 void hs_tc_thread_exit(void *arg)
 {
 	hs_tcache_t *tc = arg;
-	if (tc->state == HS_TC_ACTIVE)
-		hs_central_shard_put(tc->shard);
+	/* first: what runs from here on (the flush, later destructors)
+	 * allocates and frees without a cache */
+	hs_thread.tc = (hs_tcache_t *)&hs_tc_dead;
+	hs_central_shard_put(tc->shard);
 	tc->state = HS_TC_DEAD;
-	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
-		tc->lists[c].max_length = 0;
 	flush_all(tc);
+	cache_put(tc);
 }

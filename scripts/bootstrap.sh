@@ -10,10 +10,11 @@ PKGS=(
   libcmocka-dev systemtap-sdt-dev libmicrohttpd-dev
   sqlite3 python3 bash coreutils procps util-linux golang-go curl
   libpython3.11-testsuite
+  systemd man-db lintian file dpkg-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "bootstrap: must run as root (apt-get install); try: sudo $0" >&2
+  echo "bootstrap: must run as root (apt-get install): run it in a root shell" >&2
   exit 1
 fi
 

@@ -27,7 +27,7 @@ trap 'exit 1' HUP INT TERM
 # sources between them).
 mkdir "$work/src"
 (cd "$src" && tar cf - --exclude='./build*' --exclude=./.git --exclude=./demo-out \
-	CMakeLists.txt allocator common include) | (cd "$work/src" && tar xf -) ||
+	CMakeLists.txt LICENSE cmake packaging allocator common include) | (cd "$work/src" && tar xf -) ||
 	{ echo "FAIL: cannot snapshot $src"; exit 1; }
 
 build() { # NAME [LIB]
@@ -59,7 +59,7 @@ if grep -q '^heapscope:' "$work/pre.log"; then
 	exit 1
 fi
 # the product works: sort under the freshly built allocator
-built=$(find "$work/pre" -name libheapscope.so -type f | head -1)
+built=$(find "$work/pre" -name 'libheapscope.so*' -type f | head -1)
 seq 1 200000 | sort -R --random-source=/dev/zero >"$work/in"
 sort -n "$work/in" | md5sum >"$work/sort.plain"
 LD_PRELOAD=$built sort -n "$work/in" | md5sum >"$work/sort.pre"

@@ -13,7 +13,11 @@ if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 add_executable(test_sampled ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 target_include_directories(test_sampled PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
 target_link_libraries(test_sampled PRIVATE heapscope ${CMOCKA_LIB} pthread m)
-add_test(NAME sampled COMMAND test_sampled)
+# on a private copy of the library that no host daemon follows: the
+# no-collector assertions hold (tests/run_unfollowed.sh); the same
+# program with a daemon attached is daemon_host_sampled (security.cmake)
+add_test(NAME sampled COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_unfollowed.sh
+  $<TARGET_FILE:heapscope> $<TARGET_FILE:test_sampled>)
 set_tests_properties(sampled PROPERTIES TIMEOUT 300 LABELS "unit;sampling"
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=1;HEAPSCOPE_SAMPLE_SEED=7")
 add_test(NAME sampled_cache_eviction COMMAND test_sampled)

@@ -33,6 +33,7 @@ fail() { echo "FAIL: $*"; for f in "$work"/*.err; do echo "--- $f"; cat "$f"; do
 run_case() { # value expected-file [extra args]
 	local value=$1 expected=$2 start end rc
 	shift 2
+	rm -f "$work/target.out" # a previous run's "ready" must not count
 	"$TARGET" 1500 >"$work/target.out" 2>"$work/target.err" &
 	tpid=$!
 	for _ in $(seq 1 100); do

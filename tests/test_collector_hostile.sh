@@ -36,6 +36,9 @@ failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 
 start() { # program args...: starts it, waits for "ready"
+	# the previous run's "ready" must not count (the shell truncates
+	# t.out in the child, after this function may have read it)
+	rm -f "$work/t.out"
 	"$@" >"$work/t.out" 2>"$work/t.err" &
 	tpid=$!
 	for _ in $(seq 1 100); do

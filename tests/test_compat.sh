@@ -101,10 +101,20 @@ lib)
 	HEAPSCOPE_SAMPLE_RATE=65536 HEAPSCOPE_SAMPLE_SEED=42 LD_PRELOAD=$LIB \
 		"$TARGET" >"$work/target.out" 2>"$work/target.err" &
 	tpid=$!
-	# The target starts once both providers' alloc probes are armed.
-	"$HEAPSCOPE" record -p "$tpid" --provider heapscope --profile allocs \
+	# The target starts once both providers' alloc probes are armed.  A
+	# heapscope daemon on the host may have armed sample_alloc already,
+	# so the heapscope recorder must be attached (-v: "attached to")
+	# before the otel_memory one is started.
+	"$HEAPSCOPE" record -v -p "$tpid" --provider heapscope --profile allocs \
 		--value requested -o "$work/own.folded" 2>"$work/r1.err" &
 	r1=$!
+	for _ in $(seq 1 600); do
+		grep -q '^heapscope: attached to' "$work/r1.err" && break
+		kill -0 "$r1" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^heapscope: attached to' "$work/r1.err" ||
+		{ cat "$work"/*.err; fail "heapscope record did not attach"; }
 	"$HEAPSCOPE" record -p "$tpid" --provider otel_memory --lib libheapscope \
 		--profile allocs -o "$work/otel.folded" 2>"$work/r2.err" &
 	r2=$!

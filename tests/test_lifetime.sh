@@ -37,12 +37,29 @@ run() { # name:profile:value ...
 	fail=0 pids=""
 	HEAPSCOPE_SAMPLE_RATE=1 LD_PRELOAD=$LIB "$TARGET" >"$work/target.out" 2>"$work/target.err" &
 	tpid=$!
+	# The target waits until some collector is attached, then 1 s.  On a
+	# host where a heapscope daemon runs that is at once: so once the
+	# library is mapped (record needs it), stop the target until every
+	# recorder of this run says it is attached (-v).
+	for _ in $(seq 1 200); do
+		grep -qF "$(readlink -f "$LIB")" "/proc/$tpid/maps" 2>/dev/null && break
+		sleep 0.05
+	done
+	kill -STOP "$tpid"
 	for spec in "$@"; do
 		IFS=: read -r n p v <<<"$spec"
-		"$HEAPSCOPE" record -p "$tpid" --profile "$p" ${v:+--value $v} -d 6 \
+		"$HEAPSCOPE" record -v -p "$tpid" --profile "$p" ${v:+--value $v} -d 6 \
 			-o "$work/$n.folded" 2>"$work/$n.err" &
 		pids="$pids $!"
 	done
+	for spec in "$@"; do
+		IFS=: read -r n _ <<<"$spec"
+		for _ in $(seq 1 300); do
+			grep -q '^heapscope: attached to' "$work/$n.err" && break
+			sleep 0.1
+		done
+	done
+	kill -CONT "$tpid"
 	for p in $pids; do
 		wait "$p" || { echo "FAIL: a record run failed"; cat "$work"/*.err; fail=1; }
 	done

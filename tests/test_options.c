@@ -64,6 +64,58 @@ static void test_bad_value_keeps_previous(void **state)
 	assert_int_equal(hs_option_get(HS_OPT_SAMPLE_SEED), 42);
 }
 
+/*
+ * Secure-execution mode (AT_SECURE): every HEAPSCOPE_* option keeps its
+ * default and HEAPSCOPE_PROFILE_AT_EXIT reads as unset, even after a
+ * normal scan had set them (docs/reliability.md).  The same environment
+ * scanned normally sets every one (the control).  The end-to-end check,
+ * a setuid program with the library in /etc/ld.so.preload, is
+ * sec_setuid_preload (tests/test_secure_exec.sh).
+ */
+static void test_secure_mode_ignores_every_option(void **state)
+{
+	static const struct {
+		hs_option_t opt;
+		int64_t hostile, dflt; /* the defaults of docs/allocator.md */
+	} cases[] = {
+		{HS_OPT_SAMPLE_RATE, 1, 2097152},
+		{HS_OPT_SAMPLE_SEED, 7, 0},
+		{HS_OPT_VERBOSE, 2, 0},
+		{HS_OPT_RELEASE_RATE, 0, 134217728},
+		{HS_OPT_SAMPLED_CACHE, 0, 134217728},
+		{HS_OPT_PROXY_MAX, 0, 4096},
+		{HS_OPT_REGION_BLOCK_MAX, 0, 67108864},
+	};
+	char *env[] = {
+		"PATH=/usr/bin",
+		"HEAPSCOPE_SAMPLE_RATE=1",
+		"HEAPSCOPE_SAMPLE_SEED=7",
+		"HEAPSCOPE_VERBOSE=2",
+		"HEAPSCOPE_RELEASE_RATE=0",
+		"HEAPSCOPE_SAMPLED_CACHE=0",
+		"HEAPSCOPE_PROXY_MAX=0",
+		"HEAPSCOPE_REGION_BLOCK_MAX=0",
+		"HEAPSCOPE_PROFILE_AT_EXIT=/etc/passwd",
+		NULL,
+	};
+	extern char **environ;
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+
+	(void)state;
+	assert_int_equal(n, HS_OPT_COUNT); /* a new option needs a row here */
+	hs_options_scan(env, false);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(hs_option_get(cases[i].opt), cases[i].hostile);
+	assert_string_equal(hs_option_string(HS_SOPT_PROFILE_AT_EXIT),
+			    "/etc/passwd");
+	hs_options_scan(env, true);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(hs_option_get(cases[i].opt), cases[i].dflt);
+	assert_null(hs_option_string(HS_SOPT_PROFILE_AT_EXIT));
+	hs_options_scan(environ, false); /* back to this process's own */
+	assert_null(hs_option_string(HS_SOPT_PROFILE_AT_EXIT));
+}
+
 static void test_snprintf(void **state)
 {
 	(void)state;
@@ -84,6 +136,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_suffixes),
 		cmocka_unit_test(test_bad_value_keeps_previous),
+		cmocka_unit_test(test_secure_mode_ignores_every_option),
 		cmocka_unit_test(test_snprintf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,13 @@
  * restores max_cached.  A thread's first refill of a class takes at most
  * 8 KiB of objects, the next ones a batch.  Linked with libheapscope.a,
  * sampling off (a sampled object would take the sampled free path).
+ *
+ * The cache's life (thread_cache.h): a thread starts on the read-only
+ * hs_tc_empty; its first malloc, or its first free (that object not
+ * cached), gives it a cache of its own; at exit the cache is emptied and
+ * the next thread reuses it, while the exiting thread's later calls
+ * (pthread key destructors after the allocator's) are served by
+ * hs_tc_dead, without caching.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +22,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "size_class.h"
@@ -24,6 +32,14 @@
 #define N 640 /* 10 batches of the 64-byte class */
 
 static void *objs[N];
+
+/* The calling thread's cache, read through a volatile: the compiler takes
+ * malloc for a call that writes no memory but the block it returns, and
+ * malloc is what sets the pointer (a thread's first malloc). */
+static hs_tcache_t *cache(void)
+{
+	return *(hs_tcache_t *volatile *)&hs_thread.tc;
+}
 
 static void *producer(void *arg)
 {
@@ -48,17 +64,17 @@ static void test_free_only_list(void **state)
 	for (int i = 0; i < N; i++) {
 		assert_non_null(objs[i]);
 		free(objs[i]);
-		assert_true(hs_tc.lists[cls].length <= ci->max_cached);
+		assert_true(cache()->lists[cls].length <= ci->max_cached);
 	}
 	/* 10 batches freed, no refill: limited to one batch */
-	assert_int_equal(hs_tc.lists[cls].max_length, ci->batch);
-	assert_true(hs_tc.lists[cls].length <= ci->batch);
+	assert_int_equal(cache()->lists[cls].max_length, ci->batch);
+	assert_true(cache()->lists[cls].length <= ci->batch);
 
 	/* mallocs empty the list; the refill restores max_cached */
-	uint32_t had = hs_tc.lists[cls].length;
+	uint32_t had = cache()->lists[cls].length;
 	for (uint32_t i = 0; i <= had; i++)
 		objs[i] = malloc(SIZE);
-	assert_int_equal(hs_tc.lists[cls].max_length, ci->max_cached);
+	assert_int_equal(cache()->lists[cls].max_length, ci->max_cached);
 	for (uint32_t i = 0; i <= had; i++)
 		free(objs[i]);
 }
@@ -68,11 +84,10 @@ static void test_free_only_list(void **state)
  * class made 64 KiB resident for one malloc), the next one a batch. */
 static uint32_t first_len[3], second_len[3];
 
-/* volatile: the compiler takes malloc for a call that writes no memory
- * but the block it returns */
+/* volatile: as in cache() */
 static uint32_t list_length(unsigned cls)
 {
-	return *(volatile uint32_t *)&hs_tc.lists[cls].length;
+	return *(volatile uint32_t *)&cache()->lists[cls].length;
 }
 
 static void *first_refills(void *arg)
@@ -110,11 +125,155 @@ static void test_first_refill_small(void **state)
 	}
 }
 
+/* What a thread saw of its cache, for the main thread to assert. */
+struct life {
+	hs_tcache_t *before, *after_first, *after_second;
+	uint32_t len_first, len_second;
+	size_t size; /* of the objects */
+	void *given; /* object to free first (NULL: malloc first) */
+};
+
+static void *first_call(void *arg)
+{
+	struct life *lf = arg;
+	unsigned cls = hs_size_to_class(lf->size);
+
+	lf->before = cache();
+	if (lf->given) {
+		free(lf->given);
+		lf->after_first = cache();
+		lf->len_first = list_length(cls);
+		objs[1] = malloc(lf->size); /* stored: else elided */
+		free(objs[1]); /* now cached: the list keeps at least it */
+	} else {
+		objs[0] = malloc(lf->size);
+		lf->after_first = cache();
+		lf->len_first = list_length(cls);
+		free(objs[0]);
+	}
+	lf->after_second = cache();
+	lf->len_second = list_length(cls);
+	return NULL;
+}
+
+static void run_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+static bool cache_is_empty(const hs_tcache_t *tc)
+{
+	for (unsigned c = 0; c < HS_NUM_CLASSES; c++)
+		if (tc->lists[c].head || tc->lists[c].length)
+			return false;
+	return true;
+}
+
+/* First malloc: the thread leaves hs_tc_empty for a cache of its own;
+ * at exit its objects go back and the next thread gets the same cache,
+ * reset (state, limits, first-refill history: 4 KiB objects, whose first
+ * refill is 2 objects and the next ones a batch). */
+static void test_cache_reused_after_exit(void **state)
+{
+	unsigned cls = hs_size_to_class(4096);
+	struct life a = {.size = 4096}, b = {.size = 4096};
+
+	(void)state;
+	assert_true(hs_classes[cls].batch > 2);
+	run_thread(first_call, &a);
+	assert_ptr_equal(a.before, &hs_tc_empty);
+	assert_ptr_not_equal(a.after_first, &hs_tc_empty);
+	assert_ptr_not_equal(a.after_first, &hs_tc_dead);
+	assert_ptr_equal(a.after_second, a.after_first);
+	assert_int_equal(a.len_first, 1);  /* 8 KiB: 2 objects, 1 cached */
+	assert_int_equal(a.len_second, 2); /* and the freed one */
+	/* a's cache, on the free list now: emptied, not in use */
+	assert_int_equal(a.after_first->state, HS_TC_DEAD);
+	assert_true(cache_is_empty(a.after_first));
+
+	run_thread(first_call, &b);
+	assert_ptr_equal(b.before, &hs_tc_empty);
+	assert_ptr_equal(b.after_first, a.after_first); /* reused */
+	assert_int_equal(b.len_first, a.len_first);	/* history reset */
+	assert_int_equal(b.len_second, a.len_second);
+	assert_int_equal(b.after_first->lists[cls].max_length,
+			 hs_classes[cls].max_cached);
+	assert_true(cache_is_empty(&hs_tc_empty));
+	assert_true(cache_is_empty(&hs_tc_dead));
+}
+
+/* First call a free: of an object another thread allocated.  It is not
+ * cached (it goes to the central list), but the thread gets its cache,
+ * and caches its next frees. */
+static void test_first_call_free(void **state)
+{
+	struct life a = {.size = SIZE};
+
+	(void)state;
+	a.given = malloc(SIZE);
+	assert_non_null(a.given);
+	run_thread(first_call, &a);
+	assert_ptr_equal(a.before, &hs_tc_empty);
+	assert_ptr_not_equal(a.after_first, &hs_tc_empty);
+	assert_int_equal(a.len_first, 0);
+	assert_ptr_equal(a.after_second, a.after_first);
+	assert_true(a.len_second >= 1);
+	assert_true(cache_is_empty(&hs_tc_empty));
+}
+
+/* A pthread key destructor that runs after the allocator's (keys run in
+ * creation order; the allocator's key is made at its init) mallocs and
+ * frees on hs_tc_dead. */
+static pthread_key_t late_key;
+static hs_tcache_t *late_tc[2];
+static char *late_block;
+
+static void late_destructor(void *arg)
+{
+	(void)arg;
+	late_tc[0] = cache();
+	late_block = malloc(SIZE);
+	if (late_block)
+		memset(late_block, 0x5a, SIZE);
+	objs[1] = malloc(3 * SIZE);
+	free(objs[1]);
+	late_tc[1] = cache();
+}
+
+static void *set_late_key(void *arg)
+{
+	(void)arg;
+	objs[1] = malloc(SIZE); /* the thread has a cache */
+	free(objs[1]);
+	pthread_setspecific(late_key, &late_key);
+	return NULL;
+}
+
+static void test_calls_after_exit(void **state)
+{
+	(void)state;
+	assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+	run_thread(set_late_key, NULL);
+	assert_ptr_equal(late_tc[0], &hs_tc_dead);
+	assert_ptr_equal(late_tc[1], &hs_tc_dead);
+	assert_non_null(late_block);
+	for (int i = 0; i < SIZE; i++)
+		assert_int_equal((unsigned char)late_block[i], 0x5a);
+	free(late_block);
+	assert_true(cache_is_empty(&hs_tc_dead));
+	pthread_key_delete(late_key);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_free_only_list),
 		cmocka_unit_test(test_first_refill_small),
+		cmocka_unit_test(test_cache_reused_after_exit),
+		cmocka_unit_test(test_first_call_free),
+		cmocka_unit_test(test_calls_after_exit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

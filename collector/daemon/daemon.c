@@ -36,12 +36,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "clock.h"
-#include "heapscope.skel.h"
-#include "heapscope_event.h"
 #include "attach.h"
 #include "cli.h"
+#include "clock.h"
 #include "daemon.h"
+#include "heapscope.skel.h"
+#include "heapscope_event.h"
 #include "ring.h"
 
 #define RESCAN_MS 10000 /* /proc rescan for copies not attached yet */
@@ -190,6 +190,28 @@ static int attach_all(struct hs_daemon *d, struct heapscope_bpf *skel)
 	return 0;
 }
 
+/* "listening on http://ADDR, unix:PATH, N processes already running",
+ * and what an address without a token lets every local user do. */
+static void print_listening(const struct hs_daemon *d)
+{
+	bool open_tcp = false;
+
+	fputs("heapscope daemon: listening on", stderr);
+	for (size_t i = 0; i < d->nlisten; i++) {
+		bool is_unix = d->listen[i].addr.ss_family == AF_UNIX;
+
+		fprintf(stderr, "%s %s%s", i ? "," : "",
+			is_unix ? "" : "http://", d->listen[i].text);
+		open_tcp |= !is_unix && !d->token_len;
+	}
+	fprintf(stderr, ", %zu processes already running\n", d->nprocs);
+	if (open_tcp)
+		fprintf(stderr,
+			"heapscope daemon: note: without --token-file any "
+			"local user can read every process's profile over "
+			"TCP; --listen unix:PATH checks who asks\n");
+}
+
 int hs_daemon_main(int argc, char **argv)
 {
 	static struct hs_daemon d;
@@ -203,13 +225,13 @@ int hs_daemon_main(int argc, char **argv)
 	/* Parse, check. */
 	err = hs_daemon__parse_args(argc, argv, &d);
 	if (err)
-		return err > 0 ? 0 : 2;
+		return err > 0 ? 0 : HS_EXIT_USAGE;
 	hs_libbpf__print(d.verbose);
 	if (geteuid() != 0) {
 		fprintf(stderr, "heapscope daemon: must run as root (BPF, "
 				"USDT attach and process_vm_readv need "
 				"CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE)\n");
-		return 1;
+		return HS_EXIT_FAIL;
 	}
 	pthread_mutex_init(&d.lock, NULL);
 	hs_daemon__signals(&d);
@@ -219,7 +241,7 @@ int hs_daemon_main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "heapscope daemon: cannot %s: %s%s\n", what,
 			strerror(-err), hint);
-		return 1;
+		return HS_EXIT_FAIL;
 	}
 	d.skel = skel;
 	d.tracked_fd = bpf_map__fd(skel->maps.tracked_pids);
@@ -244,15 +266,9 @@ int hs_daemon_main(int argc, char **argv)
 
 	/* Serve. */
 	err = hs_http__start(&d, &http);
-	if (err) {
-		fprintf(stderr, "heapscope daemon: cannot listen on %s: %s\n",
-			d.listen_text, strerror(-err));
+	if (err)
 		goto cleanup;
-	}
-	fprintf(stderr,
-		"heapscope daemon: listening on http://%s, %zu processes "
-		"already running\n",
-		d.listen_text, d.nprocs);
+	print_listening(&d);
 
 	/* Loop: wait for events without the lock, consume with it. */
 	epfd = hs_ring__epoll_fd(&ring);

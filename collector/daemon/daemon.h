@@ -25,6 +25,16 @@ struct hs_ring;
 #define HS_DAEMON_BUCKETS 1024
 #define HS_DAEMON_MAX_LIBS 16
 #define HS_DAEMON_MAX_OBJS 64
+#define HS_DAEMON_MAX_LISTEN 4 /* --listen addresses */
+#define HS_TOKEN_MAX 4096      /* bytes of a --token-file token */
+
+/* One --listen address: TCP (AF_INET, AF_INET6) or a unix socket path
+ * (AF_UNIX, from "unix:PATH"). */
+struct hs_listen {
+	struct sockaddr_storage addr;
+	socklen_t len;
+	char text[128]; /* as given, e.g. "127.0.0.1:6060", "unix:/run/x" */
+};
 
 /* An /debug/pprof/allocs window: the allocs seen for one pid while an
  * HTTP request waits.  Owned by the request; the process only links it. */
@@ -74,10 +84,14 @@ struct hs_daemon {
 	 * attach (never AUTO once attached) */
 	enum hs_provider provider;
 	enum hs_provider lib_provider[HS_DAEMON_MAX_LIBS];
-	struct sockaddr_storage listen_addr;
-	socklen_t listen_len;
-	char listen_text[128];
+	struct hs_listen listen[HS_DAEMON_MAX_LISTEN];
+	size_t nlisten;
 	bool allow_remote;
+	/* --token-file: the bearer token TCP requests must carry
+	 * (token_len 0: none; unix-socket requests are checked by their
+	 * peer's uid instead, http_access.c) */
+	char token[HS_TOKEN_MAX + 1];
+	size_t token_len;
 	bool no_copies; /* --no-copies: ignore other copies of the objects */
 	const char *dump_dir;
 	bool verbose;
@@ -101,6 +115,10 @@ struct hs_daemon {
 	uint64_t lost[HS_LOST_NR]; /* HS_LOST_* totals, refreshed by the main
 				    * thread */
 	uint64_t http_requests, scrape_errors;
+	/* 503 answers to connections over the limit (http_server.c): atomic
+	 * (__atomic builtins), never under the lock, so an overload is
+	 * answered while a dump holds the lock */
+	uint64_t http_busy;
 	uint64_t dumps, dump_errors;
 	volatile sig_atomic_t *exiting;
 };
@@ -167,9 +185,10 @@ int hs_daemon__attach_object(struct hs_daemon *d, const char *path,
 			     enum hs_provider p, enum hs_provider *chosen);
 
 /* daemon_options.c: the `daemon` command line (argv[0] is "daemon") into
- * d, zeroed by the caller; checks --listen, --lib and --dump-dir.  Returns
- * 0; 1 when the help was printed (exit 0); -EINVAL, -ENOENT or -ENOTDIR
- * after a message on stderr.  Main thread, before any other starts. */
+ * d, zeroed by the caller; checks --listen, --lib, --dump-dir and reads
+ * --token-file.  Returns 0; 1 when the help was printed (exit 0); -EINVAL
+ * after a one-line message and the --help hint on stderr.  Main thread,
+ * before any other starts. */
 int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d);
 
 /* daemon_signals.c: point d->exiting at the flag SIGINT/SIGTERM set, make
@@ -185,7 +204,11 @@ bool hs_daemon__dump_requested(void);
  * lock, main thread (symbolizes: slow). */
 void hs_daemon__dump_all(struct hs_daemon *d);
 
-/* http.c: start / stop the server (MHD thread per connection). */
+/* http_server.c: listen on every d->listen address (unix sockets made
+ * mode 0666: their peers are checked by uid) and serve (MHD, a thread
+ * per connection).  0 and *out, or -errno after a message on stderr
+ * naming the address.  Stop closes every connection and removes the
+ * unix sockets; NULL is a no-op. */
 int hs_http__start(struct hs_daemon *d, void **out);
 void hs_http__stop(void *h);
 

@@ -1,25 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
  * daemon_options.c - the `heapscope daemon` command line: its help text,
- * --listen (IPv4, [IPv6], loopback unless --allow-remote), the default
- * --lib, and the checks made before anything is opened.
+ * --listen (IPv4, [IPv6], loopback unless --allow-remote, unix:PATH), the
+ * default --lib (the installed library), and the checks made before
+ * anything is opened.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "daemon.h"
+#include "http.h"
 
 static const char usage[] =
-	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT]\n"
+	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT|unix:PATH]...\n"
+	"                        [--token-file FILE] [--allow-remote]\n"
 	"                        [--provider auto|heapscope|otel_memory|ddheap]\n"
-	"                        [--allow-remote] [--no-copies] [--dump-dir DIR]\n"
-	"                        [-v]\n"
+	"                        [--no-copies] [--dump-dir DIR] [-v]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -28,9 +31,11 @@ static const char usage[] =
 	"  --lib PATH          object with the probes: libheapscope.so, a\n"
 	"                      binary linking it statically, or another\n"
 	"                      allocator that fires otel_memory or ddheap\n"
-	"                      probes (repeatable; default: the first\n"
-	"                      libheapscope.so found in /usr/local/lib,\n"
-	"                      /usr/lib/x86_64-linux-gnu, /usr/lib, /lib)\n"
+	"                      probes (repeatable, up to 16; default: the\n"
+	"                      installed library\n"
+	"                      " HS_INSTALLED_LIB ",\n"
+	"                      or the build tree's library when run from\n"
+	"                      the build tree)\n"
 	"  --provider P        which probes to read in each --lib: auto\n"
 	"                      (default: heapscope's if the object has them,\n"
 	"                      else otel_memory's, else ddheap's),\n"
@@ -39,15 +44,21 @@ static const char usage[] =
 	"                      profile holds only what it allocated after the\n"
 	"                      attach, and stacks need frame pointers\n"
 	"  --listen ADDR:PORT  HTTP address (default 127.0.0.1:6060; IPv6 as\n"
-	"                      [::1]:PORT)\n"
-	"  --allow-remote      permit a non-loopback --listen address; the\n"
-	"                      endpoints have NO authentication: anyone who\n"
-	"                      can connect reads every profiled process's\n"
-	"                      call stacks and binary paths\n"
+	"                      [::1]:PORT); repeatable, up to 4\n"
+	"  --listen unix:PATH  a unix socket (mode 0666) whose peers are\n"
+	"                      checked by uid: root reads every process,\n"
+	"                      another user only its own\n"
+	"  --token-file FILE   TCP requests must carry 'Authorization: Bearer\n"
+	"                      TOKEN', TOKEN the contents of FILE (mode 0600\n"
+	"                      or stricter)\n"
+	"  --allow-remote      permit a non-loopback --listen address; without\n"
+	"                      --token-file anyone who can connect reads every\n"
+	"                      profiled process's call stacks and binary paths\n"
 	"  --no-copies         follow only processes that map the --lib files\n"
 	"                      themselves, not other copies with the same\n"
-	"                      name (by default a container's own copy is\n"
-	"                      found in /proc/PID/maps and attached too)\n"
+	"                      name, whatever its .so version suffix (by\n"
+	"                      default a container's own copy is found in\n"
+	"                      /proc/PID/maps and attached too)\n"
 	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
 	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
@@ -61,23 +72,49 @@ static const char usage[] =
 	"  /metrics                                       Prometheus text\n"
 	"\n"
 	"Examples:\n"
-	"  heapscope daemon --lib /usr/local/lib/libheapscope.so\n"
+	"  heapscope daemon\n"
+	"  heapscope daemon --lib /opt/app/lib/libheapscope.so.1\n"
 	"  go tool pprof -top "
 	"'http://127.0.0.1:6060/debug/pprof/heap?pid=1234'\n"
+	"  heapscope daemon --listen unix:/run/heapscope/http.sock\n"
+	"  curl --unix-socket /run/heapscope/http.sock http://x/processes\n"
 	"  kill -HUP $(pidof heapscope)   # with --dump-dir\n";
 
-static int parse_listen(struct hs_daemon *d, const char *s)
+#define LISTEN_ACCEPTS                                                         \
+	"ADDR:PORT with port 0..65535, e.g. 127.0.0.1:6060 or [::1]:6060, "   \
+	"or unix:/ABSOLUTE/PATH of at most 107 bytes"
+
+/* unix:PATH into l: an absolute path that fits sun_path. */
+static int parse_unix(struct hs_listen *l, const char *path)
+{
+	struct sockaddr_un *a = (struct sockaddr_un *)&l->addr;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(a->sun_path))
+		return -EINVAL;
+	memset(&l->addr, 0, sizeof(l->addr));
+	a->sun_family = AF_UNIX;
+	strcpy(a->sun_path, path);
+	l->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			     strlen(path) + 1);
+	return 0;
+}
+
+static int parse_listen(struct hs_listen *l, const char *s)
 {
 	char host[64];
 	const char *colon;
 	char *end;
 	long port;
 
-	if (!s || strlen(s) >= sizeof(d->listen_text))
+	if (!s || strlen(s) >= sizeof(l->text))
 		return -EINVAL;
-	snprintf(d->listen_text, sizeof(d->listen_text), "%s", s);
+	snprintf(l->text, sizeof(l->text), "%s", s);
+	if (!strncmp(s, "unix:", 5))
+		return parse_unix(l, s + 5);
 	colon = strrchr(s, ':');
 	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return -EINVAL;
+	if (colon[1] < '0' || colon[1] > '9')
 		return -EINVAL;
 	errno = 0;
 	port = strtol(colon + 1, &end, 10);
@@ -85,9 +122,9 @@ static int parse_listen(struct hs_daemon *d, const char *s)
 		return -EINVAL;
 	memcpy(host, s, colon - s);
 	host[colon - s] = '\0';
-	memset(&d->listen_addr, 0, sizeof(d->listen_addr));
+	memset(&l->addr, 0, sizeof(l->addr));
 	if (host[0] == '[') {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&d->listen_addr;
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&l->addr;
 		size_t hl = strlen(host);
 
 		if (hl < 3 || host[hl - 1] != ']')
@@ -97,9 +134,9 @@ static int parse_listen(struct hs_daemon *d, const char *s)
 		a->sin6_port = htons((uint16_t)port);
 		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
 			return -EINVAL;
-		d->listen_len = sizeof(*a);
+		l->len = sizeof(*a);
 	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&d->listen_addr;
+		struct sockaddr_in *a = (struct sockaddr_in *)&l->addr;
 
 		a->sin_family = AF_INET;
 		a->sin_port = htons((uint16_t)port);
@@ -107,36 +144,41 @@ static int parse_listen(struct hs_daemon *d, const char *s)
 			strcpy(host, "127.0.0.1");
 		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
 			return -EINVAL;
-		d->listen_len = sizeof(*a);
+		l->len = sizeof(*a);
 	}
 	return 0;
 }
 
-static bool listen_is_loopback(const struct hs_daemon *d)
+/* A unix socket counts as local. */
+static bool listen_is_loopback(const struct hs_listen *l)
 {
-	if (d->listen_addr.ss_family == AF_INET) {
+	if (l->addr.ss_family == AF_UNIX)
+		return true;
+	if (l->addr.ss_family == AF_INET) {
 		const struct sockaddr_in *a =
-			(const struct sockaddr_in *)&d->listen_addr;
+			(const struct sockaddr_in *)&l->addr;
 
 		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
 	}
 	return IN6_IS_ADDR_LOOPBACK(
-		&((const struct sockaddr_in6 *)&d->listen_addr)->sin6_addr);
+		&((const struct sockaddr_in6 *)&l->addr)->sin6_addr);
 }
 
+/*
+ * The library to follow without --lib: the build tree's when this is the
+ * build tree's binary (HS_BUILD_EXE, HS_BUILD_LIB: cmake/install.cmake),
+ * else the installed one (HS_INSTALLED_LIB, the SONAME link in the
+ * install libdir).  Processes mapping the file under its real name
+ * (libheapscope.so.1.0.0) or another copy of it match too (attach.c).
+ */
 static const char *default_lib(void)
 {
-	static const char *const dirs[] = {"/usr/local/lib",
-					   "/usr/lib/x86_64-linux-gnu",
-					   "/usr/lib", "/lib"};
-	static char found[PATH_MAX];
+	char self[PATH_MAX];
 
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(found, sizeof(found), "%s/libheapscope.so", dirs[i]);
-		if (!access(found, R_OK))
-			return found;
-	}
-	return NULL;
+	if (realpath("/proc/self/exe", self) && !strcmp(self, HS_BUILD_EXE) &&
+	    !access(HS_BUILD_LIB, R_OK))
+		return HS_BUILD_LIB;
+	return HS_INSTALLED_LIB;
 }
 
 int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
@@ -148,43 +190,53 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		OPT_DUMP,
 		OPT_NOCOPIES,
 		OPT_PROVIDER,
+		OPT_TOKEN,
 	};
-	static const struct option longopts[] = {
-		{"lib", required_argument, NULL, OPT_LIB},
-		{"listen", required_argument, NULL, OPT_LISTEN},
-		{"allow-remote", no_argument, NULL, OPT_REMOTE},
-		{"dump-dir", required_argument, NULL, OPT_DUMP},
-		{"no-copies", no_argument, NULL, OPT_NOCOPIES},
-		{"provider", required_argument, NULL, OPT_PROVIDER},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	static const struct hs_cli_opt opts[] = {
+		{"lib", OPT_LIB, "the path of an object with the probes"},
+		{"listen", OPT_LISTEN, LISTEN_ACCEPTS},
+		{"token-file", OPT_TOKEN,
+		 "a file of mode 0600 holding the bearer token"},
+		{"allow-remote", OPT_REMOTE, NULL},
+		{"dump-dir", OPT_DUMP, "a writable directory"},
+		{"no-copies", OPT_NOCOPIES, NULL},
+		{"provider", OPT_PROVIDER,
+		 "auto, heapscope, otel_memory or ddheap"},
+		{"verbose", 'v', NULL},
+		{"help", 'h', NULL},
+		{NULL, 0, NULL},
 	};
-	bool listen_set = false;
+	const char *cmd = "daemon", *token_file = NULL;
+	bool tcp = false;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = hs_cli__next(cmd, argc, argv, opts)) != -1) {
 		switch (c) {
 		case OPT_LIB:
-			if (d->nlibs == HS_DAEMON_MAX_LIBS) {
-				fprintf(stderr, "heapscope daemon: at most %d "
-						"--lib\n",
+			if (d->nlibs == HS_DAEMON_MAX_LIBS)
+				return hs_cli__usage_error(
+					cmd, "too many --lib (at most %d)",
 					HS_DAEMON_MAX_LIBS);
-				return -EINVAL;
-			}
+			if (!*optarg)
+				return hs_cli__bad_value(
+					cmd, "--lib", optarg,
+					hs_cli__accepts(opts, OPT_LIB));
 			d->libs[d->nlibs++] = optarg;
 			break;
 		case OPT_LISTEN:
-			if (parse_listen(d, optarg)) {
-				fprintf(stderr,
-					"heapscope daemon: invalid --listen "
-					"'%s' (ADDR:PORT, e.g. "
-					"127.0.0.1:6060 or [::1]:6060)\n",
-					optarg);
-				return -EINVAL;
-			}
-			listen_set = true;
+			if (d->nlisten == HS_DAEMON_MAX_LISTEN)
+				return hs_cli__usage_error(
+					cmd, "too many --listen (at most %d)",
+					HS_DAEMON_MAX_LISTEN);
+			if (parse_listen(&d->listen[d->nlisten], optarg))
+				return hs_cli__bad_value(cmd, "--listen",
+							 optarg,
+							 LISTEN_ACCEPTS);
+			d->nlisten++;
+			break;
+		case OPT_TOKEN:
+			token_file = optarg;
 			break;
 		case OPT_REMOTE:
 			d->allow_remote = true;
@@ -196,14 +248,10 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 			d->dump_dir = optarg;
 			break;
 		case OPT_PROVIDER:
-			if (hs_parse_provider(optarg, &d->provider)) {
-				fprintf(stderr,
-					"heapscope daemon: invalid --provider "
-					"'%s' (auto, heapscope, otel_memory or "
-					"ddheap)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (hs_parse_provider(optarg, &d->provider))
+				return hs_cli__bad_value(
+					cmd, "--provider", optarg,
+					hs_cli__accepts(opts, OPT_PROVIDER));
 			break;
 		case 'v':
 			d->verbose = true;
@@ -212,57 +260,61 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 			fputs(usage, stdout);
 			return 1;
 		default:
-			fputs("(try 'heapscope daemon --help')\n", stderr);
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "heapscope daemon: unexpected argument '%s'\n",
-			argv[optind]);
-		return -EINVAL;
+	if (optind < argc)
+		return hs_cli__usage_error(cmd,
+					   "unexpected argument '%.64s' (daemon "
+					   "takes options only)",
+					   argv[optind]);
+	if (!d->nlisten)
+		parse_listen(&d->listen[d->nlisten++], "127.0.0.1:6060");
+	for (size_t i = 0; i < d->nlisten; i++) {
+		tcp |= d->listen[i].addr.ss_family != AF_UNIX;
+		if (!listen_is_loopback(&d->listen[i]) && !d->allow_remote)
+			return hs_cli__usage_error(
+				cmd,
+				"--listen %s is not a loopback address (needs "
+				"--allow-remote, and --token-file to keep "
+				"strangers out; docs/collector.md, SECURITY)",
+				d->listen[i].text);
 	}
-	if (!listen_set)
-		parse_listen(d, "127.0.0.1:6060");
-	if (!listen_is_loopback(d) && !d->allow_remote) {
-		fprintf(stderr,
-			"heapscope daemon: --listen %s is not a loopback "
-			"address; the endpoints have no authentication, so "
-			"this needs --allow-remote (see docs/collector.md, "
-			"Security)\n",
-			d->listen_text);
+	if (token_file && !tcp)
+		return hs_cli__usage_error(cmd,
+					   "--token-file guards TCP addresses, "
+					   "and every --listen is a unix socket "
+					   "(checked by uid instead)");
+	if (token_file && hs_http__load_token(d, token_file))
 		return -EINVAL;
-	}
 	if (!d->nlibs) {
 		const char *lib = default_lib();
 
-		if (!lib) {
+		if (access(lib, R_OK)) {
 			fprintf(stderr,
-				"heapscope daemon: no libheapscope.so in the "
-				"standard library directories; pass --lib "
-				"PATH\n");
-			return -EINVAL;
+				"heapscope daemon: cannot read the installed "
+				"library %s: %s; install it (libheapscope1) "
+				"or pass --lib PATH\n",
+				lib, strerror(errno));
+			return -ENOENT;
 		}
 		d->libs[d->nlibs++] = lib;
 	}
-	for (size_t i = 0; i < d->nlibs; i++) {
-		if (access(d->libs[i], R_OK)) {
-			fprintf(stderr, "heapscope daemon: cannot read --lib "
-					"%s: %s\n",
-				d->libs[i], strerror(errno));
-			return -ENOENT;
-		}
-	}
+	for (size_t i = 0; i < d->nlibs; i++)
+		if (access(d->libs[i], R_OK))
+			return hs_cli__usage_error(cmd,
+						   "cannot read --lib %s: %s "
+						   "(the path of an object "
+						   "with the probes)",
+						   d->libs[i], strerror(errno));
 	if (d->dump_dir) {
 		struct stat st;
 
 		if (stat(d->dump_dir, &st) || !S_ISDIR(st.st_mode) ||
-		    access(d->dump_dir, W_OK)) {
-			fprintf(stderr,
-				"heapscope daemon: --dump-dir %s is not a "
-				"writable directory\n",
+		    access(d->dump_dir, W_OK))
+			return hs_cli__usage_error(
+				cmd, "--dump-dir %s is not a writable directory",
 				d->dump_dir);
-			return -ENOTDIR;
-		}
 	}
 	return 0;
 }

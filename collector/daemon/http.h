@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * http.h - the daemon's HTTP server (http.c) and its endpoint handlers
+ * http.h - the daemon's HTTP server across its files: listeners and
+ * connection admission (http_server.c), request checks and routing
+ * (http.c), who may read what (http_access.c), and the endpoint handlers
  * (http_profiles.c, http_metrics.c).  Handlers run in libmicrohttpd's
  * connection threads, many at once: they take d->lock only to read or
  * count shared state, never while they symbolize or encode.  Each returns
@@ -14,6 +16,38 @@
 
 #include "daemon.h"
 
+/* Who is asking, and so which processes a request may see. */
+struct hs_http_peer {
+	bool all;  /* every process: root over a unix socket, or TCP (with
+		    * the --token-file token when one is set) */
+	uid_t uid; /* otherwise only the processes this uid owns */
+};
+
+/* One connection, from libmicrohttpd's connection notification until it
+ * closes (its socket context). */
+struct hs_http_conn {
+	bool admitted;		  /* within the soft limit: served; else 503 */
+	bool is_unix;		  /* accepted on a unix socket */
+	int peer_err;		  /* unix: SO_PEERCRED failed (-errno) */
+	struct hs_http_peer peer; /* unix: from SO_PEERCRED */
+};
+
+/* ------------------------------------------------------------ http.c */
+
+/* libmicrohttpd's access handler (cls: the daemon).  Answers 503 +
+ * Retry-After to a connection over the limit, 401 to TCP without the
+ * token, 403 to a unix peer whose credentials cannot be read, 400 to a
+ * request with an encoded NUL or a repeated parameter, 405 + Allow to
+ * other methods than GET and HEAD, 413 to a body; then routes. */
+enum MHD_Result hs_http__handle(void *cls, struct MHD_Connection *c,
+				const char *url, const char *method,
+				const char *version, const char *upload_data,
+				size_t *upload_data_size, void **con_cls);
+/* libmicrohttpd's URI log callback: sees the request line's URI before
+ * it is decoded, and marks a request carrying %00 (its return value is
+ * the request's *con_cls). */
+void *hs_http__uri_log(void *cls, const char *uri, struct MHD_Connection *c);
+
 /* Queue a response with the given status and Content-Type.  body is
  * copied (must_free false) or owned and freed with the response
  * (must_free true; also freed when no response can be made). */
@@ -26,19 +60,56 @@ enum MHD_Result hs_http__reply_error(struct hs_daemon *d,
 				     struct MHD_Connection *c, unsigned status,
 				     const char *msg);
 
+/* ------------------------------------------------------------ http_access.c */
+
+/* Read --token-file path into d->token: a regular file (a symlink to one
+ * is followed) that neither group nor others may read or write, holding
+ * 1..HS_TOKEN_MAX printable non-space characters (one trailing newline
+ * dropped).  0, or -EINVAL after the one-line error saying what is
+ * wrong. */
+int hs_http__load_token(struct hs_daemon *d, const char *path);
+/* Does the Authorization header value h carry d's token ("Bearer TOKEN",
+ * the scheme in any case)?  Takes the same time wherever the two differ
+ * (it depends only on the token's length).  h NULL: false. */
+bool hs_http__token_ok(const struct hs_daemon *d, const char *h);
+/* The credentials of a unix-socket peer (SO_PEERCRED on fd): root may
+ * read everything, another uid its own processes.  0 or -errno. */
+int hs_http__unix_peer(int fd, struct hs_http_peer *who);
+/*
+ * May who read process pid?  A non-root peer may read a process whose
+ * real, effective, saved and filesystem uids are all its uid and which is
+ * dumpable (the kernel's rule for ptrace by the same user: a set-uid
+ * program run by that user is not its to read).  0, with *start the
+ * process's start time (0 when who reads everything: nothing looked up);
+ * -EACCES: another user's; -ESRCH: no such process.  Thread-safe.
+ */
+int hs_http__may_read(const struct hs_http_peer *who, pid_t pid,
+		      uint64_t *start);
+/* hs_http__may_read for a followed process, matched by its start time
+ * too (a reused pid is another process).  Under d->lock. */
+bool hs_http__may_read_proc(const struct hs_http_peer *who,
+			    const struct hs_proc *p);
+
+/* ------------------------------------------------------------ endpoints */
+
 /* http_profiles.c: /debug/pprof/heap (live heap now) and
  * /debug/pprof/allocs (sampled allocations during the next `seconds`,
  * 1..300, default 10: blocks the connection thread that long) of the
- * process named by ?pid= or ?comm=; pprof unless ?format=folded|text.
- * Errors as HTTP status: 400, 404, 409, 410, 500, 503 (shutting down). */
-enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c);
-enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c);
+ * process named by ?pid= or ?comm= (among those who may read); pprof
+ * unless ?format=folded|text.  Errors as HTTP status: 400, 403 (another
+ * user's process), 404, 409, 410, 500, 503 (shutting down). */
+enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
+			      const struct hs_http_peer *who);
+enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
+				const struct hs_http_peer *who);
 
-/* http_metrics.c: /processes (JSON array of the followed processes) and
- * /metrics (Prometheus text; counters of the whole daemon and per
- * process). */
+/* http_metrics.c: /processes (JSON array of the followed processes who
+ * may read) and /metrics (Prometheus text; counters of the whole daemon,
+ * and per process those who may read). */
 enum MHD_Result hs_http__processes(struct hs_daemon *d,
-				   struct MHD_Connection *c);
-enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c);
+				   struct MHD_Connection *c,
+				   const struct hs_http_peer *who);
+enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
+				 const struct hs_http_peer *who);
 
 #endif /* HS_HTTP_H */

@@ -30,7 +30,8 @@ static void json_str(FILE *f, const char *s)
 }
 
 enum MHD_Result hs_http__processes(struct hs_daemon *d,
-				   struct MHD_Connection *c)
+				   struct MHD_Connection *c,
+				   const struct hs_http_peer *who)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -47,7 +48,7 @@ enum MHD_Result hs_http__processes(struct hs_daemon *d,
 			struct heapscope_registry h;
 			int64_t period = p->ev.period;
 
-			if (p->gone)
+			if (p->gone || !hs_http__may_read_proc(who, p))
 				continue;
 			/* The registry is authoritative for the period (a
 			 * rate_change event may have been lost). */
@@ -123,7 +124,8 @@ static void prom_proc_sample(FILE *f, const char *metric,
 	fprintf(f, "\"%s} %.0f\n", extra, value);
 }
 
-enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c)
+enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
+				 const struct hs_http_peer *who)
 {
 	/* reason label of each HS_LOST_* slot */
 	static const char *const lost_names[] = {"ringbuf", "stack", "args"};
@@ -132,9 +134,12 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
+	bool *mine = NULL;
+	size_t i;
 
 	if (!f)
-		return MHD_NO;
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	pthread_mutex_lock(&d->lock);
 	fprintf(f,
 		"# HELP heapscope_events_total Sample events consumed from "
@@ -172,12 +177,18 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c)
 		"written.\n"
 		"# TYPE heapscope_dumps_total counter\n"
 		"heapscope_dumps_total{result=\"ok\"} %llu\n"
-		"heapscope_dumps_total{result=\"error\"} %llu\n",
+		"heapscope_dumps_total{result=\"error\"} %llu\n"
+		"# HELP heapscope_http_busy_total Connections answered 503 "
+		"(over the connection limit).\n"
+		"# TYPE heapscope_http_busy_total counter\n"
+		"heapscope_http_busy_total %llu\n",
 		d->nprocs, (unsigned long long)d->procs_seen,
 		(unsigned long long)d->scrape_errors,
 		(unsigned long long)d->http_requests,
 		(unsigned long long)d->dumps,
-		(unsigned long long)d->dump_errors);
+		(unsigned long long)d->dump_errors,
+		(unsigned long long)__atomic_load_n(&d->http_busy,
+						    __ATOMIC_RELAXED));
 	{
 		uint64_t hits, misses;
 		size_t entries;
@@ -198,13 +209,27 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c)
 			(unsigned long long)hits, (unsigned long long)misses,
 			entries);
 	}
+	/* Per-process series: only the processes who may read, decided
+	 * once (a /proc read each for a non-root peer), in table order. */
+	i = 0;
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			i++;
+	mine = calloc(i + 1, sizeof(*mine));
+	i = 0;
+	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			mine[i++] = hs_http__may_read_proc(who, p);
 	fputs("# HELP heapscope_process_lost_events_total Events lost per "
 	      "process: dropped by a full ring buffer, or seen missing "
 	      "as sequence gaps.\n"
 	      "# TYPE heapscope_process_lost_events_total counter\n",
 	      f);
-	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+	i = 0;
+	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
+			if (!mine[i++])
+				continue;
 			prom_proc_sample(f,
 					 "heapscope_process_lost_events_total",
 					 p, ",reason=\"ringbuf\"",
@@ -218,24 +243,34 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c)
 	      "bytes from the live samples, per process.\n"
 	      "# TYPE heapscope_process_sampled_bytes gauge\n",
 	      f);
-	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+	i = 0;
+	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			prom_proc_sample(f, "heapscope_process_sampled_bytes",
-					 p, "", hs_daemon__inuse(p));
+			if (mine[i++])
+				prom_proc_sample(
+					f, "heapscope_process_sampled_bytes",
+					p, "", hs_daemon__inuse(p));
 	fputs("# HELP heapscope_process_live_samples Live sampled "
 	      "allocations per process.\n"
 	      "# TYPE heapscope_process_live_samples gauge\n",
 	      f);
-	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+	i = 0;
+	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			prom_proc_sample(f, "heapscope_process_live_samples", p,
-					 "",
-					 (double)hs_profile__live(p->ev.prof));
+			if (mine[i++])
+				prom_proc_sample(
+					f, "heapscope_process_live_samples", p,
+					"",
+					(double)hs_profile__live(p->ev.prof));
 	pthread_mutex_unlock(&d->lock);
-	if (fclose(f)) {
+	/* without mine the per-process series are missing: no answer */
+	if (fclose(f) || !mine) {
+		free(mine);
 		free(text);
-		return MHD_NO;
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	}
+	free(mine);
 	return hs_http__reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", text,
 			      len, true);
 }

@@ -5,7 +5,8 @@
  *   /debug/pprof/heap?pid=N|comm=NAME[&format=pprof|folded|text]
  *   /debug/pprof/allocs?pid=N|comm=NAME[&seconds=S][&format=...]
  *
- * Errors: malformed query -> 400, unknown pid / not a heapscope process ->
+ * Errors: malformed query -> 400, another user's process (a unix-socket
+ * peer that is not root) -> 403, unknown pid / not a heapscope process ->
  * 404, several processes with that comm -> 409, the process exits during
  * an allocs window -> 410, profile cannot be built (the process died
  * mid-read, out of memory) -> 500.  Handlers take the daemon lock only
@@ -72,6 +73,13 @@ static enum MHD_Result get_error(struct hs_daemon *d, struct MHD_Connection *c,
 		snprintf(msg, sizeof(msg), "no process %ld", pid);
 		return hs_http__reply_error(d, c, MHD_HTTP_NOT_FOUND, msg);
 	}
+	if (err == -EACCES) {
+		snprintf(msg, sizeof(msg),
+			 "process %ld is not yours to read (it belongs to "
+			 "another user, or is set-uid or not dumpable)",
+			 pid);
+		return hs_http__reply_error(d, c, MHD_HTTP_FORBIDDEN, msg);
+	}
 	if (err == -ENOENT) {
 		snprintf(msg, sizeof(msg),
 			 "process %ld does not use the heapscope library "
@@ -86,10 +94,12 @@ static enum MHD_Result get_error(struct hs_daemon *d, struct MHD_Connection *c,
 
 /*
  * The process a request names: ?pid=N, or ?comm=NAME for the one followed
- * process with that comm (so a scrape config need not know pids).
- * -EINVAL: neither or malformed; -ESRCH: no such comm; -ENOTUNIQ: several.
+ * process with that comm that who may read (so a scrape config need not
+ * know pids).  -EINVAL: neither or malformed; -ESRCH: no such comm;
+ * -ENOTUNIQ: several.
  */
-static int target_pid(struct hs_daemon *d, struct MHD_Connection *c, long *pid)
+static int target_pid(struct hs_daemon *d, struct MHD_Connection *c,
+		      const struct hs_http_peer *who, long *pid)
 {
 	const char *spid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						       "pid"),
@@ -104,7 +114,8 @@ static int target_pid(struct hs_daemon *d, struct MHD_Connection *c, long *pid)
 	pthread_mutex_lock(&d->lock);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			if (!p->gone && !strcmp(p->info.comm, comm)) {
+			if (!p->gone && !strcmp(p->info.comm, comm) &&
+			    hs_http__may_read_proc(who, p)) {
 				*pid = p->pid;
 				found++;
 			}
@@ -127,17 +138,32 @@ static enum MHD_Result target_error(struct hs_daemon *d,
 	return hs_http__reply_error(d, c, MHD_HTTP_BAD_REQUEST, usage);
 }
 
-enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c)
+/* Under d->lock: the followed process pid (started following now if
+ * need be), when it is the one hs_http__may_read saw (start: its start
+ * time, 0 = any). */
+static int get_proc(struct hs_daemon *d, long pid, uint64_t start,
+		    struct hs_proc **p)
+{
+	int err = hs_daemon__get(d, (pid_t)pid, p);
+
+	if (!err && start && (*p)->start_time != start)
+		err = -ESRCH; /* the pid was reused since */
+	return err;
+}
+
+enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
+			      const struct hs_http_peer *who)
 {
 	struct hs_snapshot snap;
 	enum hs_format fmt;
 	struct hs_proc *p;
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	uint64_t start;
 	long pid;
 	int err;
 
-	err = target_pid(d, c, &pid);
+	err = target_pid(d, c, who, &pid);
 	if (!err && parse_format(MHD_lookup_connection_value(
 					 c, MHD_GET_ARGUMENT_KIND, "format"),
 				 &fmt))
@@ -146,9 +172,13 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c)
 		return target_error(d, c, err,
 				    "usage: /debug/pprof/heap?pid=N|comm=NAME"
 				    "[&format=pprof|folded|text]");
+	/* before following it: nothing of another user's process is read */
+	err = hs_http__may_read(who, (pid_t)pid, &start);
+	if (err)
+		return get_error(d, c, err, pid);
 	pthread_mutex_lock(&d->lock);
 	hs_daemon__drain(d);
-	err = hs_daemon__get(d, (pid_t)pid, &p);
+	err = get_proc(d, pid, start, &p);
 	if (!err)
 		err = hs_daemon__snapshot(d, p, NULL, hs_wall_ns(), &snap);
 	pthread_mutex_unlock(&d->lock);
@@ -166,7 +196,8 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c)
 			      true);
 }
 
-enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c)
+enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
+				const struct hs_http_peer *who)
 {
 	const char *ssec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						       "seconds");
@@ -177,10 +208,10 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c)
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	long pid, secs = DEFAULT_WINDOW_S;
-	uint64_t start = hs_wall_ns();
+	uint64_t start = hs_wall_ns(), started;
 	int err;
 
-	err = target_pid(d, c, &pid);
+	err = target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
 		     parse_format(MHD_lookup_connection_value(
 					  c, MHD_GET_ARGUMENT_KIND, "format"),
@@ -191,12 +222,15 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c)
 				    "usage: /debug/pprof/allocs?pid=N|comm=NAME"
 				    "[&seconds=1..300][&format=pprof|folded|"
 				    "text]");
+	err = hs_http__may_read(who, (pid_t)pid, &started);
+	if (err)
+		return get_error(d, c, err, pid);
 	w.prof = hs_profile__new();
 	if (!w.prof)
 		return hs_http__reply_error(
 			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	pthread_mutex_lock(&d->lock);
-	err = hs_daemon__get(d, (pid_t)pid, &p);
+	err = get_proc(d, pid, started, &p);
 	if (!err) {
 		w.proc = p;
 		w.next = p->windows;

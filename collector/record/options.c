@@ -5,10 +5,10 @@
  * --format and --provider: base/kinds.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "record.h"
 
 static const char usage[] =
@@ -23,8 +23,8 @@ static const char usage[] =
 	"as flame-graph folded stacks (root;...;leaf VALUE), largest first.\n"
 	"\n"
 	"  -p, --pid PID        process to profile (must map libheapscope)\n"
-	"  -d, --duration SEC   stop after SEC seconds (default: until the\n"
-	"                       process exits or SIGINT/SIGTERM)\n"
+	"  -d, --duration SEC   stop after SEC seconds, 1..31536000 (default:\n"
+	"                       until the process exits or SIGINT/SIGTERM)\n"
 	"  -o, --output FILE    write the profile to FILE (default: stdout);\n"
 	"                       an existing FILE is kept unless --force\n"
 	"      --force          let -o replace an existing FILE\n"
@@ -69,6 +69,15 @@ static const char usage[] =
 	"\n"
 	"Other commands: heapscope daemon --help, heapscope rate --help\n";
 
+/* What --value accepts (hs_parse_value), for its error. */
+#define VALUES                                                                 \
+	"inuse, requested, objects, resident, swapped, not_resident, huge, "  \
+	"lifetime_mean, lifetime_min, lifetime_max, same_thread, "            \
+	"fragmentation or fragmentation_age"
+#define MAX_DURATION_S 31536000 /* 365 days */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 {
 	enum {
@@ -79,110 +88,81 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 		OPT_FORCE,
 		OPT_PROVIDER,
 	};
-	static const struct option longopts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"duration", required_argument, NULL, 'd'},
-		{"output", required_argument, NULL, 'o'},
-		{"value", required_argument, NULL, OPT_VALUE},
-		{"force", no_argument, NULL, OPT_FORCE},
-		{"lib", required_argument, NULL, OPT_LIB},
-		{"provider", required_argument, NULL, OPT_PROVIDER},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"profile", required_argument, NULL, OPT_PROFILE},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct hs_cli_opt opts[] = {
+		{"pid", 'p', hs_cli__pid_accepts()},
+		{"duration", 'd', "whole seconds, 1.." STR(MAX_DURATION_S)},
+		{"output", 'o', "a file name, or - for stdout"},
+		{"value", OPT_VALUE, VALUES},
+		{"force", OPT_FORCE, NULL},
+		{"lib", OPT_LIB, "a path or a file-name prefix"},
+		{"provider", OPT_PROVIDER,
+		 "auto, heapscope, otel_memory or ddheap"},
+		{"format", OPT_FORMAT, "folded, pprof or text"},
+		{"profile", OPT_PROFILE,
+		 "heap, allocs, lifetime, peak or fragmentation"},
+		{"verbose", 'v', NULL},
+		{"help", 'h', NULL},
+		{NULL, 0, NULL},
 	};
-	char *end;
+	const char *cmd = "record";
 	long v;
 	int c;
 
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? -EINVAL : 1;
-	}
-	if (strcmp(argv[1], "record")) {
-		fprintf(stderr,
-			"heapscope: unknown command '%s' (try 'heapscope "
-			"record --help')\n",
-			argv[1]);
-		return -EINVAL;
-	}
+	/* argv[1] is "record" (main.c dispatches on it). */
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) !=
-	       -1) {
+	while ((c = hs_cli__next(cmd, argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'p':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 || v > INT32_MAX) {
-				fprintf(stderr, "heapscope: invalid pid '%s'\n",
-					optarg);
+			if (hs_cli__parse_pid(cmd, "pid", optarg, &o->pid))
 				return -EINVAL;
-			}
-			o->pid = (pid_t)v;
 			break;
 		case 'd':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 || v > 86400 * 365) {
-				fprintf(stderr,
-					"heapscope: invalid duration '%s' "
-					"(whole seconds > 0)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (hs_cli__parse_long(optarg, 1, MAX_DURATION_S, &v))
+				return hs_cli__bad_value(
+					cmd, "duration", optarg,
+					hs_cli__accepts(opts, 'd'));
 			o->duration_s = (int)v;
 			break;
 		case 'o':
+			if (!*optarg)
+				return hs_cli__bad_value(
+					cmd, "--output", optarg,
+					hs_cli__accepts(opts, 'o'));
 			o->output = optarg;
 			break;
 		case OPT_FORCE:
 			o->force = true;
 			break;
 		case OPT_VALUE:
-			if (hs_parse_value(optarg, &o->value)) {
-				fprintf(stderr,
-					"heapscope: invalid --value '%s' "
-					"(inuse, requested, objects, "
-					"resident, swapped, not_resident, "
-					"huge)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (hs_parse_value(optarg, &o->value))
+				return hs_cli__bad_value(cmd, "--value", optarg,
+							 VALUES);
 			o->value_set = true;
 			break;
 		case OPT_PROFILE:
-			if (hs_parse_profile(optarg, &o->profile)) {
-				fprintf(stderr,
-					"heapscope: invalid --profile '%s' "
-					"(heap, allocs, lifetime, peak or "
-					"fragmentation)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (hs_parse_profile(optarg, &o->profile))
+				return hs_cli__bad_value(
+					cmd, "--profile", optarg,
+					hs_cli__accepts(opts, OPT_PROFILE));
 			break;
 		case OPT_LIB:
+			if (!*optarg)
+				return hs_cli__bad_value(
+					cmd, "--lib", optarg,
+					hs_cli__accepts(opts, OPT_LIB));
 			o->lib = optarg;
 			break;
 		case OPT_PROVIDER:
-			if (hs_parse_provider(optarg, &o->provider)) {
-				fprintf(stderr,
-					"heapscope: invalid --provider '%s' "
-					"(auto, heapscope, otel_memory or "
-					"ddheap)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (hs_parse_provider(optarg, &o->provider))
+				return hs_cli__bad_value(
+					cmd, "--provider", optarg,
+					hs_cli__accepts(opts, OPT_PROVIDER));
 			break;
 		case OPT_FORMAT:
-			if (hs_parse_format(optarg, &o->format)) {
-				fprintf(stderr,
-					"heapscope: invalid --format '%s' "
-					"(folded, pprof or text)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (hs_parse_format(optarg, &o->format))
+				return hs_cli__bad_value(
+					cmd, "--format", optarg,
+					hs_cli__accepts(opts, OPT_FORMAT));
 			break;
 		case 'v':
 			o->verbose = true;
@@ -191,19 +171,16 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 			fputs(usage, stdout);
 			return 1;
 		default:
-			fprintf(stderr, "(try 'heapscope record --help')\n");
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "heapscope: unexpected argument '%s'\n",
-			argv[optind]);
-		return -EINVAL;
-	}
-	if (!o->pid) {
-		fprintf(stderr, "heapscope: -p PID is required (try 'heapscope "
-				"record --help')\n");
-		return -EINVAL;
-	}
+	if (optind < argc)
+		return hs_cli__usage_error(cmd,
+					   "unexpected argument '%.64s' (record "
+					   "takes options only)",
+					   argv[optind]);
+	if (!o->pid)
+		return hs_cli__usage_error(cmd, "-p PID is required (%s)",
+					   hs_cli__pid_accepts());
 	return 0;
 }

@@ -18,8 +18,8 @@
 #include <bpf/libbpf.h>
 
 #include "attach.h"
-#include "clock.h"
 #include "cli.h"
+#include "clock.h"
 #include "heapscope_event.h"
 #include "record.h"
 #include "ring.h"
@@ -94,40 +94,47 @@ static int record(const struct hs_options *o)
 	/* Check: everything that can fail cheaply, before touching BPF. */
 	if (geteuid() != 0) {
 		fprintf(stderr,
-			"heapscope: must run as root (BPF and USDT attach need "
-			"CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)\n");
+			"heapscope record: must run as root (BPF and USDT "
+			"attach need CAP_BPF, CAP_PERFMON and "
+			"CAP_SYS_PTRACE)\n");
 		return -EPERM;
 	}
 	if (!hs_proc__alive(o->pid)) {
-		fprintf(stderr, "heapscope: no process %d\n", o->pid);
+		fprintf(stderr,
+			"heapscope record: no process %d (it has exited, or "
+			"the pid is wrong)\n",
+			o->pid);
 		return -ESRCH;
 	}
 	err = hs_target__find_provider(&t, o->pid, o->lib, o->provider);
 	if (err == -ENOENT && (o->provider == HS_PROVIDER_OTEL ||
 			       o->provider == HS_PROVIDER_DDHEAP)) {
 		fprintf(stderr,
-			"heapscope: process %d maps no object%s%s with probe %s:alloc "
-			"probe\n",
+			"heapscope record: process %d maps no object%s%s with "
+			"the %s:alloc probe\n",
 			o->pid, o->lib ? " matching " : "", o->lib ? o->lib : "",
 			hs_provider_name(o->provider));
 		return err;
 	} else if (err == -ENOENT) {
 		fprintf(stderr,
-			"heapscope: process %d does not use libheapscope%s%s "
+			"heapscope record: process %d does not use "
+			"libheapscope%s%s "
 			"(not in /proc/%d/maps; preload libheapscope.so or "
 			"pass --lib), nor fires otel_memory or ddheap probes\n",
 			o->pid, o->lib ? " matching " : "",
 			o->lib ? o->lib : "", o->pid);
 		return err;
 	} else if (err) {
-		fprintf(stderr, "heapscope: cannot inspect process %d: %s\n",
+		fprintf(stderr,
+			"heapscope record: cannot inspect process %d: %s\n",
 			o->pid, strerror(-err));
 		return err;
 	}
 	hs_output_force = o->force;
 	err = hs_output__check(o->output);
 	if (err) {
-		fprintf(stderr, "heapscope: cannot write %s: %s%s\n", o->output,
+		fprintf(stderr, "heapscope record: cannot write %s: %s%s\n",
+			o->output,
 			strerror(-err),
 			err == -EEXIST	 ? " (pass --force to replace it)" :
 			err == -EINVAL ? " (not a regular file: leave out "
@@ -346,7 +353,7 @@ int hs_record_main(int argc, char **argv)
 	/* Parse. */
 	err = hs_record__parse_args(argc, argv, &opts);
 	if (err)
-		return err > 0 ? 0 : 2;
+		return err > 0 ? 0 : HS_EXIT_USAGE;
 	verbose = opts.verbose;
 	hs_libbpf__print(opts.verbose);
 	sigemptyset(&sa.sa_mask);

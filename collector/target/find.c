@@ -25,12 +25,44 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* Length of a library file name without its ".so[.N[.N...]]" suffix:
+ * "libheapscope.so.1.0.0" and "libheapscope.so" give 12; 0 when the name
+ * does not end that way. */
+static size_t so_stem_len(const char *name)
+{
+	const char *so = strstr(name, ".so");
+
+	for (; so; so = strstr(so + 1, ".so")) {
+		const char *p = so + 3;
+
+		while (*p == '.' && p[1] >= '0' && p[1] <= '9') {
+			p++;
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+		if (!*p)
+			return (size_t)(so - name);
+	}
+	return 0;
+}
+
+/* The same library, whatever the .so version suffix: a SONAME link
+ * (libheapscope.so.1) and the real file (libheapscope.so.1.0.0), or a
+ * container's copy installed as libheapscope.so. */
+static bool same_library_name(const char *a, const char *b)
+{
+	size_t n = so_stem_len(a);
+
+	return n && n == so_stem_len(b) && !strncmp(a, b, n);
+}
+
 static bool matches(const char *path, const char *match)
 {
 	char real[PATH_MAX];
 
 	if (strchr(match, '/'))
 		return !strcmp(path, match) ||
+		       same_library_name(base_name(path), base_name(match)) ||
 		       !strcmp(base_name(path), base_name(match)) ||
 		       (realpath(match, real) && !strcmp(path, real));
 	return !strncmp(base_name(path), match, strlen(match));

@@ -35,7 +35,9 @@ struct hs_target {
 /*
  * Find the object providing the heapscope probes in /proc/PID/maps: the
  * first mapping whose file name starts with `match` (no '/'), or whose path
- * (or file name) equals `match` (contains '/'); match NULL means
+ * (or file name, or library name without its .so version suffix: a copy
+ * libheapscope.so matches libheapscope.so.1) equals `match`'s (contains
+ * '/'), or whose path is `match`'s real path; match NULL means
  * HS_DEFAULT_LIB_PREFIX; failing that, a mapped file with a heapscope
  * stapsdt note.  -ESRCH: no such process; -ENOENT: not found.
  */

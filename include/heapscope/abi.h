@@ -95,13 +95,33 @@
  *     process_vm_readv.  See the struct comments for the consistency rules.
  *
  * Every struct here has fixed-width fields, explicit padding, and its size
- * pinned with _Static_assert.  A collector must validate every value it
- * reads from a target: the target is not trusted.
+ * pinned with HEAPSCOPE_STATIC_ASSERT.  The header compiles as C99, C11,
+ * C++11, C++17 and C++20 (test: headers_c_cxx).  A collector must validate
+ * every value it reads from a target: the target is not trusted.
  */
 #ifndef HEAPSCOPE_ABI_H
 #define HEAPSCOPE_ABI_H
 
 #include <stdint.h>
+
+/*
+ * HEAPSCOPE_STATIC_ASSERT(cond, tag): fails the build when the constant
+ * expression cond is false; usable at file scope in every language the
+ * header supports: static_assert in C++11 and later, _Static_assert in
+ * C11 and later, else (C99, C++98) a typedef of a char array whose size
+ * is -1 when cond is false.  tag: an identifier, unique among this
+ * header's assertions (it names the fallback's typedef and is the
+ * message).
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define HEAPSCOPE_STATIC_ASSERT(cond, tag) static_assert(cond, #tag)
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && \
+	__STDC_VERSION__ >= 201112L
+#define HEAPSCOPE_STATIC_ASSERT(cond, tag) _Static_assert(cond, #tag)
+#else
+#define HEAPSCOPE_STATIC_ASSERT(cond, tag) \
+	typedef char heapscope_static_assert_##tag[(cond) ? 1 : -1]
+#endif
 
 #define HEAPSCOPE_PROVIDER "heapscope"
 /* Providers of the compatible probes (see above). */
@@ -137,7 +157,7 @@ struct heapscope_record {
 	uint32_t depth;      /* frames used in stack[] */
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* return addresses, innermost first */
 };
-_Static_assert(sizeof(struct heapscope_record) == 600, "record ABI");
+HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_record) == 600, record_abi);
 
 /*
  * Registry header (the exported symbol).  Records live in an array of
@@ -182,7 +202,7 @@ struct heapscope_registry {
 				 * 0 in older libraries (was reserved) */
 	uint64_t reserved[1];
 };
-_Static_assert(sizeof(struct heapscope_registry) == 144, "registry ABI");
+HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_registry) == 144, registry_abi);
 
 /*
  * Record extension: the span of a small sample's proxy object, for
@@ -201,6 +221,7 @@ struct heapscope_record_ext {
 	uint32_t proxy_span_objects; /* objects the span holds */
 	uint64_t updated_ns;	     /* CLOCK_MONOTONIC of the last fill */
 };
-_Static_assert(sizeof(struct heapscope_record_ext) == 40, "record ext ABI");
+HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_record_ext) == 40,
+			record_ext_abi);
 
 #endif /* HEAPSCOPE_ABI_H */
