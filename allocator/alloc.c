@@ -139,13 +139,19 @@ void *hs_calloc(size_t count, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
+	size_t off, len;
 	if (n > HS_MAX_SMALL_SIZE && !hs_is_sampled(p)) {
 		/* a large span fresh from the OS or released reads as 0 */
 		hs_span_t *s = hs_pagemap_lookup(p);
 		if (s && s->size_class == 0 && s->zeroed)
 			return p;
-	} else if (n > HS_MAX_SMALL_SIZE && hs_region_zeroed(p)) {
-		return p; /* region pages never used or decommitted */
+	} else if (n > HS_MAX_SMALL_SIZE && hs_region_dirty(p, &off, &len)) {
+		/* only the pages not fresh or decommitted: clearing the
+		 * rest would make them resident */
+		if (off < n)
+			memset((char *)p + off, 0,
+			       len < n - off ? len : n - off);
+		return p;
 	}
 	memset(p, 0, n);
 	return p;

@@ -189,7 +189,7 @@ static void unlink_span(central_t *c, hs_span_t *s)
 static bool populate(central_t *c, unsigned cls, unsigned shard)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
-	hs_span_t *s = hs_page_heap_alloc(ci->pages, 1);
+	hs_span_t *s = hs_page_heap_alloc_small(ci->pages);
 	if (!s)
 		return false;
 	char *base = hs_span_addr(s);
@@ -302,7 +302,7 @@ static void insert_spans(unsigned cls, void *head, int n)
 					(int64_t)(ci->objects - 1) * ci->size;
 				__atomic_store_n(&s->size_class, 0,
 						 __ATOMIC_RELAXED);
-				hs_page_heap_free(s);
+				hs_page_heap_free_small(s);
 				continue;
 			}
 			free_delta += (int64_t)ci->size;

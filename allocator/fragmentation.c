@@ -39,6 +39,7 @@
 
 static struct heapscope_record_ext *ext;
 static uint64_t ext_capacity;
+static hs_lazy_t ext_mem; /* ext, committed with the registry's slots */
 static uint64_t refresh_cursor;
 static uint64_t refresh_last_ns; /* when the background refresh last ran */
 
@@ -54,14 +55,23 @@ int hs_frag_init(uint64_t capacity)
 {
 	size_t bytes = (capacity * sizeof(*ext) + 0xFFFF) & ~(size_t)0xFFFF;
 
-	ext = hs_os_reserve(bytes, 1 << 16);
-	if (!ext)
+	if (hs_lazy_init(&ext_mem, bytes, 1 << 16))
 		return -ENOMEM;
+	ext = (struct heapscope_record_ext *)ext_mem.base;
 	ext_capacity = capacity;
 	heapscope_registry.ext_size = sizeof(*ext);
 	__atomic_store_n(&heapscope_registry.ext_records,
 			 (uint64_t)(uintptr_t)ext, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int hs_frag_commit(uint64_t slots)
+{
+	if (!ext)
+		return 0;
+	if (slots > ext_capacity)
+		return -ENOMEM;
+	return hs_lazy_commit(&ext_mem, slots * sizeof(*ext), 1 << 16);
 }
 
 /* Lock held.  Fill slot's extension from its record's proxy, stamped

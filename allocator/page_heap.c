@@ -10,14 +10,24 @@
  * (release_policy_locked): committed free memory up to
  * HEAPSCOPE_RELEASE_RATE is kept; above it, spans free for a second go
  * back to the OS, oldest first, and at once whatever exceeds twice the
- * bytes in use; malloc_trim(0) releases everything.  Only the excess
- * goes, oldest first: a span just freed is the one the next request of
+ * bytes in use; malloc_trim(0) releases everything.  New memory comes
+ * in 2 MiB steps from a 64 MiB chunk of address space (grow_locked).  Only the
+ * excess goes, oldest first: a span just freed is the one the next request of
  * that size reuses, and releasing it (or everything down to a low-water
  * mark) turned each free/malloc pair of a large block into a page fault
  * per 4 KiB (large_blocks: 3x tcmalloc's faults).
  *
- * Pagemap invariant: every page of an IN_USE span maps to it; the first
- * and last pages of a free span map to it (interior entries may be stale).
+ * Pagemap invariant: every page of a small-object span maps to it; the
+ * first and last pages of a large span or of a free span map to it and
+ * its other entries are NULL.  So every non-NULL entry names the span
+ * that covers its page (no stale pointer to a span object since reused:
+ * free() of an interior pointer of a large block finds NULL), and a
+ * large span costs two entries whatever its size, as in tcmalloc.
+ * Setting every entry of a large span wrote 8 bytes per 8 KiB page:
+ * malloc(64 GiB) committed 64 MiB of pagemap leaves and took 130 ms,
+ * malloc(1 TiB) got the process OOM-killed.  Each operation below keeps
+ * the invariant with O(1) entries, except a small span, which maps (and
+ * on free clears) its few pages.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -100,8 +110,16 @@ static void list_remove(hs_span_t *s)
 	hs_stat_add(HS_STAT_pageheap_free_count, -1);
 }
 
-/* Puts s (not on any list) into the free lists in state loc, merging it
- * with free neighbours in the same state. */
+/* Maps the first and last pages of s to `to` (s or NULL). */
+static void set_edges(const hs_span_t *s, hs_span_t *to)
+{
+	hs_pagemap_set(s->start, to);
+	hs_pagemap_set(s->start + s->npages - 1, to);
+}
+
+/* Puts s (not on any list; its edges mapped, interior NULL) into the
+ * free lists in state loc, merging it with free neighbours in the same
+ * state.  The edges that end up inside the merged span are cleared. */
 static void free_locked(hs_span_t *s, uint8_t loc)
 {
 	s->location = loc;
@@ -110,6 +128,8 @@ static void free_locked(hs_span_t *s, uint8_t loc)
 	if (prev && prev != s && prev->location == loc &&
 	    prev->start + prev->npages == s->start) {
 		list_remove(prev);
+		set_edges(prev, NULL);
+		set_edges(s, NULL);
 		s->start = prev->start;
 		s->npages += prev->npages;
 		hs_span_delete(prev);
@@ -118,46 +138,85 @@ static void free_locked(hs_span_t *s, uint8_t loc)
 	if (next && next != s && next->location == loc &&
 	    next->start == s->start + s->npages) {
 		list_remove(next);
+		set_edges(next, NULL);
+		set_edges(s, NULL);
 		s->npages += next->npages;
 		hs_span_delete(next);
 	}
-	hs_pagemap_set(s->start, s);
-	hs_pagemap_set(s->start + s->npages - 1, s);
+	set_edges(s, s);
 	s->free_ms = hs_os_coarse_ms();
 	list_insert(s);
 }
 
-/* Gets OS memory for at least npages pages.  false on ENOMEM. */
+/* The standard chunk being grown: HS_HEAP_CHUNK of address space, made
+ * writable 2 MiB steps at a time as the heap needs it (a 64 MiB chunk
+ * mapped writable at once cost every process 64 MiB of CommitLimit under
+ * strict overcommit, for a heap of a few KiB). */
+static hs_lazy_t chunk;
+
+/* New memory [m, m + bytes) enters the heap as a released span. */
+static bool add_memory_locked(char *m, size_t bytes)
+{
+	hs_span_t *s = hs_span_new();
+	if (!s)
+		return false;
+	hs_stat_add(HS_STAT_system_bytes, (int64_t)bytes);
+	s->start = (uintptr_t)m >> HS_PAGE_SHIFT;
+	s->npages = bytes >> HS_PAGE_SHIFT;
+	free_locked(s, HS_SPAN_RELEASED); /* merges with the chunk's tail */
+	return true;
+}
+
+/* Gets OS memory for at least npages pages.  false on ENOMEM.  The
+ * memory is mapped or committed first, accounted (hs_os_alloc,
+ * hs_lazy_commit): a request the kernel's overcommit policy would not
+ * back fails there, in a few microseconds, before a span or a pagemap
+ * node exists. */
 static bool grow_locked(size_t npages)
 {
 	if (npages > ((size_t)1 << HS_PM_BITS))
 		return false;
-	size_t bytes = npages << HS_PAGE_SHIFT;
 	const size_t huge = (size_t)2 << 20;
-	bytes = (bytes + huge - 1) & ~(huge - 1);
-	if (bytes < HS_HEAP_CHUNK)
-		bytes = HS_HEAP_CHUNK;
-	void *m = hs_os_reserve(bytes, huge);
-	if (!m)
-		return false;
-	/* A chunk bigger than HS_HEAP_CHUNK exists for one large request:
-	 * let THP back it (2 MiB aligned).  Standard chunks stay as the
-	 * system's THP mode says, so small heaps do not bloat. */
-	if (bytes > HS_HEAP_CHUNK)
+	size_t bytes = ((npages << HS_PAGE_SHIFT) + huge - 1) & ~(huge - 1);
+	if (bytes > HS_HEAP_CHUNK) {
+		/* A mapping of its own for one large request: let THP back
+		 * it (2 MiB aligned).  Standard chunks stay as the system's
+		 * THP mode says, so small heaps do not bloat. */
+		char *m = hs_os_alloc(bytes, huge);
+		if (!m)
+			return false;
 		hs_os_hugepage(m, bytes);
-	uintptr_t start = (uintptr_t)m >> HS_PAGE_SHIFT;
-	size_t n = bytes >> HS_PAGE_SHIFT;
-	hs_span_t *s = hs_span_new();
-	if (!s || !hs_pagemap_ensure(start, n)) {
-		if (s)
-			hs_span_delete(s);
-		hs_os_unmap(m, bytes);
+		if (!hs_pagemap_ensure((uintptr_t)m >> HS_PAGE_SHIFT,
+				       bytes >> HS_PAGE_SHIFT) ||
+		    !add_memory_locked(m, bytes)) {
+			hs_os_unmap(m, bytes);
+			return false;
+		}
+		return true;
+	}
+	if (!chunk.base || chunk.size - chunk.committed < bytes) {
+		hs_lazy_t c;
+		if (hs_lazy_init(&c, HS_HEAP_CHUNK, huge))
+			return false;
+		if (!hs_pagemap_ensure((uintptr_t)c.base >> HS_PAGE_SHIFT,
+				       HS_HEAP_CHUNK >> HS_PAGE_SHIFT)) {
+			hs_os_unmap(c.base, c.size);
+			return false;
+		}
+		/* the old chunk's never-used tail is address space only */
+		if (chunk.base)
+			hs_os_unmap(chunk.base + chunk.committed,
+				    chunk.size - chunk.committed);
+		chunk = c;
+	}
+	char *m = chunk.base + chunk.committed;
+	if (hs_lazy_commit(&chunk, chunk.committed + bytes, huge))
+		return false;
+	if (!add_memory_locked(m, bytes)) {
+		/* committed, not in the heap: the next grow adds it */
+		chunk.committed -= bytes;
 		return false;
 	}
-	hs_stat_add(HS_STAT_system_bytes, (int64_t)bytes);
-	s->start = start;
-	s->npages = n;
-	free_locked(s, HS_SPAN_RELEASED);
 	return true;
 }
 
@@ -203,7 +262,7 @@ static hs_span_t *find_locked(size_t npages)
 }
 
 /* Cuts the first npages pages off free span s; the rest stays free in
- * the same state.  Returns the IN_USE span. */
+ * the same state.  Returns the IN_USE span, edges mapped. */
 static hs_span_t *carve_locked(hs_span_t *s, size_t npages)
 {
 	uint8_t loc = s->location;
@@ -214,16 +273,15 @@ static hs_span_t *carve_locked(hs_span_t *s, size_t npages)
 			rest->start = s->start + npages;
 			rest->npages = s->npages - npages;
 			rest->location = loc;
-			hs_pagemap_set(rest->start, rest);
-			hs_pagemap_set(rest->start + rest->npages - 1, rest);
+			set_edges(rest, rest);
 			list_insert(rest);
 			s->npages = npages;
+			set_edges(s, s);
 		}
 		/* without metadata the caller gets the whole span */
 	}
 	s->location = HS_SPAN_IN_USE;
 	s->zeroed = loc == HS_SPAN_RELEASED;
-	hs_pagemap_set_range(s);
 	return s;
 }
 
@@ -238,7 +296,8 @@ static void trim_head_locked(hs_span_t *s, size_t pages, uint8_t loc)
 	h->npages = pages;
 	s->start += pages;
 	s->npages -= pages;
-	free_locked(h, loc);
+	free_locked(h, loc); /* maps h's edges: s's old first page */
+	hs_pagemap_set(s->start, s);
 }
 
 static void trim_tail_locked(hs_span_t *s, size_t keep, uint8_t loc)
@@ -249,7 +308,8 @@ static void trim_tail_locked(hs_span_t *s, size_t keep, uint8_t loc)
 	t->start = s->start + keep;
 	t->npages = s->npages - keep;
 	s->npages = keep;
-	free_locked(t, loc);
+	free_locked(t, loc); /* maps t's edges: s's old last page */
+	hs_pagemap_set(s->start + s->npages - 1, s);
 }
 
 static void release_span_locked(hs_span_t *s)
@@ -354,6 +414,7 @@ static hs_span_t *merge_run_locked(size_t want)
 		len += s->npages;
 		all_released &= s->location == HS_SPAN_RELEASED;
 		list_remove(s);
+		set_edges(s, NULL); /* free_locked maps the run's edges */
 		if (s != best)
 			hs_span_delete(s);
 		s = nx;
@@ -404,7 +465,8 @@ static void release_policy_locked(void)
 		release_span_locked(s);
 }
 
-hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
+/* hs_page_heap_alloc; small: map every page (hs_page_heap_alloc_small). */
+static hs_span_t *page_heap_alloc(size_t npages, size_t align_pages, bool small)
 {
 	if (align_pages < 1)
 		align_pages = 1;
@@ -442,13 +504,30 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 			trim_tail_locked(s, npages, loc);
 		s->zeroed = loc == HS_SPAN_RELEASED;
 	}
+	/* under the lock: hs_pagemap_trim must see the entries */
+	if (small)
+		hs_pagemap_set_range(s);
 	pthread_mutex_unlock(&heap_lock);
 	return s;
 }
 
-void hs_page_heap_free(hs_span_t *s)
+hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
+{
+	return page_heap_alloc(npages, align_pages, false);
+}
+
+hs_span_t *hs_page_heap_alloc_small(size_t npages)
+{
+	return page_heap_alloc(npages, 1, true);
+}
+
+/* hs_page_heap_free; small: clear the interior entries first. */
+static void page_heap_free(hs_span_t *s, bool small)
 {
 	pthread_mutex_lock(&heap_lock);
+	if (small)
+		for (size_t i = 1; i + 1 < s->npages; i++)
+			hs_pagemap_set(s->start + i, NULL);
 	s->freelist = NULL;
 	s->carve = NULL;
 	s->carve_left = 0;
@@ -458,6 +537,16 @@ void hs_page_heap_free(hs_span_t *s)
 	free_locked(s, HS_SPAN_FREE);
 	release_policy_locked();
 	pthread_mutex_unlock(&heap_lock);
+}
+
+void hs_page_heap_free(hs_span_t *s)
+{
+	page_heap_free(s, false);
+}
+
+void hs_page_heap_free_small(hs_span_t *s)
+{
+	page_heap_free(s, true);
 }
 
 bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)
@@ -476,19 +565,19 @@ bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)
 	}
 	uint8_t loc = next->location;
 	list_remove(next);
+	set_edges(next, NULL);
 	if (next->npages > extra) {
 		next->start += extra;
 		next->npages -= extra;
 		next->location = loc;
-		hs_pagemap_set(next->start, next);
-		hs_pagemap_set(next->start + next->npages - 1, next);
+		set_edges(next, next);
 		list_insert(next);
 	} else {
 		hs_span_delete(next);
 	}
-	for (uintptr_t p = end; p < end + extra; p++)
-		hs_pagemap_set(p, s);
+	set_edges(s, NULL); /* its last page is inside it now */
 	s->npages = npages;
+	set_edges(s, s);
 	pthread_mutex_unlock(&heap_lock);
 	return true;
 }

@@ -83,17 +83,20 @@ void hs_pagemap_set_range(hs_span_t *span)
 		hs_pagemap_set(span->start + i, span);
 }
 
-/* Entry of page `page` pointing at s is one the page heap relies on. */
+/* Entry of page `page` pointing at s is one the page heap relies on.
+ * The page heap keeps only entries it needs (page_heap.c: every page of
+ * a small span, the edges of the others), so any entry naming a live
+ * span that covers the page is kept; the test does not look at
+ * size_class, which a new small span gets after its entries are set. */
 static bool entry_needed(const hs_span_t *s, uintptr_t page)
 {
 	if (!s)
 		return false;
 	switch (s->location) {
 	case HS_SPAN_IN_USE:
-		return page >= s->start && page - s->start < s->npages;
 	case HS_SPAN_FREE:
 	case HS_SPAN_RELEASED:
-		return page == s->start || page == s->start + s->npages - 1;
+		return page >= s->start && page - s->start < s->npages;
 	default:
 		return false; /* deleted span object */
 	}
@@ -153,4 +156,34 @@ size_t hs_pagemap_trim(void)
 	}
 	flush_run(&run, &len);
 	return done;
+}
+
+int hs_pagemap_is_valid(void)
+{
+	for (uintptr_t li = leaf_lo; li <= leaf_hi; li++) {
+		hs_pm_mid_t *mid =
+			hs_pm_mid_of(hs_pagemap_root[li >> HS_PM_MID_BITS]);
+		if (mid == &hs_pm_empty_mid) {
+			li |= ((uintptr_t)1 << HS_PM_MID_BITS) - 1;
+			continue;
+		}
+		hs_pm_leaf_t *leaf = hs_pm_leaf_of(
+			mid->leaf[li & ((1 << HS_PM_MID_BITS) - 1)]);
+		if (leaf == &hs_pm_empty_leaf)
+			continue;
+		for (uintptr_t j = 0; j < (1 << HS_PM_LEAF_BITS); j++) {
+			const hs_span_t *s = leaf->span[j];
+			uintptr_t page = (li << HS_PM_LEAF_BITS) + j;
+			if (!s)
+				continue;
+			if (!entry_needed(s, page))
+				return 0; /* stale: a deleted or other span */
+			bool edge = page == s->start ||
+				    page == s->start + s->npages - 1;
+			if (!edge && (s->location != HS_SPAN_IN_USE ||
+				      s->size_class == 0))
+				return 0; /* interior of a large/free span */
+		}
+	}
+	return 1;
 }

@@ -97,18 +97,25 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n);
  * the page heap lock. */
 void hs_pagemap_set(uintptr_t page, hs_span_t *span);
 
-/* Maps every page of span to span. */
+/* Maps every page of span to span (small-object spans only: a large or
+ * free span maps its first and last pages, page_heap.c). */
 void hs_pagemap_set_range(hs_span_t *span);
 
 /*
  * Gives back to the OS (MADV_DONTNEED) each 4 KiB page of the leaves
  * none of whose entries the page heap needs; it reads back as NULL (not
- * heap memory).  Needed: an entry of an IN_USE span covering that page,
- * the first and last entries of a free span.  Lock-free readers only
- * look up memory they own (IN_USE, needed) or garbage, for which NULL is
- * the right answer.  Result: bytes given back.  Caller holds the page
- * heap lock (hs_page_heap_lock).
+ * heap memory).  Needed: an entry naming a live span that covers its
+ * page (every page of a small span, the first and last of the others).
+ * Lock-free readers only look up memory they own (needed) or garbage,
+ * for which NULL is the right answer.  Result: bytes given back.  Caller
+ * holds the page heap lock (hs_page_heap_lock).
  */
 size_t hs_pagemap_trim(void);
+
+/* Checker for tests: 1 if every non-NULL entry names a live span that
+ * covers its page, and only small-object spans map pages other than
+ * their first and last.  Caller holds the page heap lock or knows no
+ * other thread allocates (a new small span is briefly size_class 0). */
+int hs_pagemap_is_valid(void);
 
 #endif /* HS_PAGEMAP_H */

@@ -2,7 +2,14 @@
 /*
  * allocator/registry.c - the exported registry of live sampled
  * allocations: header (the symbol `heapscope_registry`), the record array
- * in its own MAP_NORESERVE reservation, the slot free list, the seqlock.
+ * in its own reservation, the slot free list, the seqlock.
+ *
+ * The record array, the free list links and the record extensions
+ * (fragmentation.c) are address space, made writable SLOT_STEP slots at a
+ * time as high_water grows: 4 Mi slots are 2.6 GiB, which strict
+ * overcommit charged to every process even with MAP_NORESERVE.  A slot
+ * is handed out only once all three are writable for it, and readers
+ * look below high_water only.
  *
  * Consistency: writers (serialised by the sampled lock) make `generation`
  * odd, change records / counters, and make it even again (release).  A
@@ -17,6 +24,7 @@
 
 #include "internal.h"
 #include "registry.h"
+#include "sampled.h"
 
 HS_EXPORT struct heapscope_registry heapscope_registry = {
 	.magic = HEAPSCOPE_REGISTRY_MAGIC,
@@ -27,8 +35,13 @@ HS_EXPORT struct heapscope_registry heapscope_registry = {
 	.next_seq = 1,
 };
 
+/* Slots made writable at a time: 1024 records are 644 KiB. */
+#define SLOT_STEP 1024
+
 static struct heapscope_record *records;
 static uint32_t *free_next; /* slot free list links (own reservation) */
+static hs_lazy_t records_mem, free_next_mem;
+static uint64_t slots_committed; /* slots [0, this) writable everywhere */
 static uint32_t free_head = HS_REGISTRY_NO_SLOT;
 
 #define REG (&heapscope_registry)
@@ -44,15 +57,14 @@ int hs_registry_init(uint64_t capacity)
 	rbytes = (capacity * sizeof(struct heapscope_record) + 0xFFFF) &
 		 ~(size_t)0xFFFF;
 	fbytes = (capacity * sizeof(uint32_t) + 0xFFFF) & ~(size_t)0xFFFF;
-	records = hs_os_reserve(rbytes, 1 << 16);
-	if (!records)
+	if (hs_lazy_init(&records_mem, rbytes, 1 << 16))
 		return -ENOMEM;
-	free_next = hs_os_reserve(fbytes, 1 << 16);
-	if (!free_next) {
-		hs_os_unmap(records, rbytes);
-		records = NULL;
+	if (hs_lazy_init(&free_next_mem, fbytes, 1 << 16)) {
+		hs_os_unmap(records_mem.base, records_mem.size);
 		return -ENOMEM;
 	}
+	records = (struct heapscope_record *)records_mem.base;
+	free_next = (uint32_t *)free_next_mem.base;
 	__atomic_store_n(&REG->capacity, capacity, __ATOMIC_RELAXED);
 	__atomic_store_n(&REG->records, (uint64_t)(uintptr_t)records,
 			 __ATOMIC_RELEASE);
@@ -82,6 +94,18 @@ uint32_t hs_registry_slot_alloc(void)
 	}
 	if (REG->high_water >= REG->capacity)
 		return HS_REGISTRY_NO_SLOT;
+	if (REG->high_water >= slots_committed) {
+		uint64_t n = slots_committed + SLOT_STEP;
+		if (n > REG->capacity)
+			n = REG->capacity;
+		if (hs_lazy_commit(&records_mem,
+				   n * sizeof(struct heapscope_record), 4096) ||
+		    hs_lazy_commit(&free_next_mem, n * sizeof(uint32_t),
+				   4096) ||
+		    hs_frag_commit(n))
+			return HS_REGISTRY_NO_SLOT;
+		slots_committed = n;
+	}
 	slot = (uint32_t)REG->high_water;
 	/* Readers only look below high_water; the slot's seq is still 0. */
 	__atomic_store_n(&REG->high_water, REG->high_water + 1,

@@ -19,10 +19,12 @@
 
 extern struct heapscope_registry heapscope_registry;
 
-/* Reserve the record array (capacity slots, MAP_NORESERVE).  0 or -errno. */
+/* Reserve the record array (capacity slots, address space made writable
+ * as slots are first used).  0 or -errno. */
 int hs_registry_init(uint64_t capacity);
 
-/* A free slot, or HS_REGISTRY_NO_SLOT when full.  Lock held. */
+/* A free slot, or HS_REGISTRY_NO_SLOT when full or when the kernel
+ * refuses the memory of new slots.  Lock held. */
 uint32_t hs_registry_slot_alloc(void);
 
 /* Give back a slot that was never published.  Lock held. */

@@ -3,9 +3,12 @@
  * allocator/sampled.c - the sampled path: the dedicated sampled region,
  * records, probes, statistics and the in-process API (heapscope.h).
  *
- * The region is reserved once (256 GiB of address space, MAP_NORESERVE,
- * MADV_NOHUGEPAGE on the whole of it), so sampling never splits a VMA and
- * free recognises a sampled pointer with one compare (hs_is_sampled).
+ * The region is reserved once (256 GiB of address space, PROT_NONE,
+ * MADV_NOHUGEPAGE on the whole of it) and made writable front to back as
+ * it is used (sampled_pages.c), so it is at most two VMAs, strict
+ * overcommit charges only what was used, and the kernel refuses a sample
+ * it could not back; free recognises a sampled pointer with one compare
+ * (hs_is_sampled).
  * Every sampled allocation owns whole 8 KiB pages (sampled_pages.c) and
  * starts at its first page; small ones (allocated size up to
  * HEAPSCOPE_PROXY_MAX, default 4096) also hold a proxy object in the
@@ -570,17 +573,18 @@ void *hs_region_alloc(size_t n)
 	return (void *)(hs_sampled_start + ((uintptr_t)page << HS_PAGE_SHIFT));
 }
 
-bool hs_region_zeroed(const void *p)
+bool hs_region_dirty(const void *p, size_t *off, size_t *len)
 {
-	uint32_t slot, page = 0;
-	bool z = false;
+	uint32_t slot, page = 0, first = 0, count = 0;
 
 	pthread_mutex_lock(&lock);
 	slot = lookup(p, &page);
 	if (slot != HS_PAGES_NONE)
-		z = hs_pages_zeroed(page);
+		hs_pages_dirty(page, &first, &count);
 	pthread_mutex_unlock(&lock);
-	return z;
+	*off = (size_t)first << HS_PAGE_SHIFT;
+	*len = (size_t)count << HS_PAGE_SHIFT;
+	return slot != HS_PAGES_NONE;
 }
 
 bool hs_region_grow(void *p, size_t n)
@@ -628,8 +632,8 @@ static int setup_region(void)
 		hs_log("heapscope: cannot reserve the sample registry; sampling off\n");
 		return -ENOMEM;
 	}
-	/* 256 GiB of address space costs nothing (MAP_NORESERVE); shrink
-	 * when the address space or overcommit policy refuses it. */
+	/* 256 GiB of address space costs nothing (PROT_NONE, committed as
+	 * used); shrink when the address space (RLIMIT_AS) refuses it. */
 	for (size = REGION_MAX; size >= REGION_MIN; size >>= 2) {
 		region = hs_os_reserve(size, REGION_ALIGN);
 		if (region)

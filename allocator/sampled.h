@@ -6,7 +6,7 @@
  * The region is one reservation of `npages` heapscope pages (8 KiB).
  * Every sampled allocation owns a run of whole pages; its first page is
  * the pointer returned to the caller.  A per-page index (array over the
- * region's pages, MAP_NORESERVE, touched lazily) maps the first page of a
+ * region's pages, made writable with the region) maps the first page of a
  * run in use to its registry slot, so free and usable-size lookups are
  * O(1) and frees of interior, unknown or already freed pointers are
  * recognised.  All functions except hs_pages_init require the sampled
@@ -54,10 +54,12 @@ uint32_t hs_pages_slot(uint32_t page);
 /* Pages of the run in use starting at page (valid run only). */
 uint32_t hs_pages_len(uint32_t page);
 
-/* Did every page of the run in use starting at page (valid run only)
- * come decommitted or never used, so it reads as zeros until written?
- * A run grown by hs_pages_extend keeps the answer of its first part. */
-bool hs_pages_zeroed(uint32_t page);
+/* The pages of the run in use starting at page (valid run only) that may
+ * hold old data: *count pages from *first (offsets in the run); the
+ * others came decommitted or never used and read as zeros until
+ * written.  A run grown by hs_pages_extend keeps the answer of its first
+ * part. */
+void hs_pages_dirty(uint32_t page, uint32_t *first, uint32_t *count);
 
 /* Return the run starting at page (valid run only): it stays committed
  * as the newest cached run, coalesced with cached neighbours; while the
@@ -87,6 +89,10 @@ int hs_pages_is_valid(void);
  * caller's CLOCK_MONOTONIC time in ns (read once per event), stored as
  * the slots' updated_ns. */
 int hs_frag_init(uint64_t capacity);
+/* Make the extensions of slots [0, slots) writable (they are address
+ * space until then, like the records).  0, or -ENOMEM when the kernel
+ * refuses; 0 when there is no extension array.  Sampled lock held. */
+int hs_frag_commit(uint64_t slots);
 void hs_frag_fill(uint32_t slot, uint64_t now);
 void hs_frag_clear(uint32_t slot);
 void hs_frag_refresh_some(uint64_t now);

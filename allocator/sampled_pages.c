@@ -29,8 +29,16 @@
  * non-empty buckets, so allocation is a bitmap search plus (for long runs)
  * a bounded scan of one bucket, and free is O(1) with boundary tags.
  *
- * All metadata is in a side array (one 28-byte entry per region page,
- * MAP_NORESERVE, touched lazily), never in the pages themselves.
+ * All metadata is in a side array (one 28-byte entry per region page),
+ * never in the pages themselves.
+ *
+ * The region and the side array are address space (PROT_NONE) made
+ * writable only up to the committed end (commit_pages), which the
+ * frontier pushes forward in REGION_STEP steps: the kernel's overcommit
+ * policy judges each step as it would a new mapping, so a sample or
+ * large block the machine cannot back (malloc(64 GiB) here, 24 GiB of
+ * RAM) is refused at once, and strict overcommit charges what the
+ * region has used, not the 256 GiB reserved.
  */
 #include <errno.h>
 #include <string.h>
@@ -43,7 +51,9 @@ enum { COLD = 0, WARM = 1, NKINDS = 2 };
 
 /*
  * TAG_USED:      len = pages, a = registry slot (or the caller's tag),
- *                b = 1 when every page came decommitted or never used
+ *                older, newer = first page and count of the pages that
+ *                may hold old data (the rest came decommitted or never
+ *                used and reads as zeros)
  * TAG_FREE_HEAD: len = pages, a = next, b = prev in its bucket list;
  *                warm runs also: older / newer in the LRU list
  * TAG_FREE_TAIL: len = index of the run's head page (runs of 2+ pages)
@@ -61,8 +71,15 @@ struct page_meta {
 #define NWORDS ((NBUCKETS + 63) / 64)
 #define SCAN_LIMIT 32
 
+/* Committed in steps of this many bytes of region (2 MiB: one mprotect
+ * per 256 pages of frontier growth) and of side array. */
+#define REGION_STEP ((size_t)2 << 20)
+#define META_STEP ((size_t)64 << 10)
+
 static uintptr_t base;
 static uint32_t npages, frontier;
+static uint32_t committed; /* pages [0, committed) writable, and their meta */
+static hs_lazy_t region_mem, meta_mem;
 static struct page_meta *meta;
 static uint32_t bucket_head[NKINDS][NBUCKETS];
 static uint64_t bitmap[NKINDS][NWORDS];
@@ -84,11 +101,14 @@ static size_t meta_bytes(void)
 int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 {
 	npages = pages;
-	meta = hs_os_reserve(meta_bytes(), 1 << 16);
-	if (!meta) {
+	if (hs_lazy_init(&meta_mem, meta_bytes(), 1 << 16)) {
 		npages = 0;
 		return -ENOMEM;
 	}
+	meta = (struct page_meta *)meta_mem.base;
+	region_mem = (hs_lazy_t){.base = (char *)region,
+				 .size = (size_t)pages << HS_PAGE_SHIFT};
+	committed = 0;
 	for (int k = 0; k < NKINDS; k++)
 		for (int i = 0; i < NBUCKETS; i++)
 			bucket_head[k][i] = HS_PAGES_NONE;
@@ -96,6 +116,24 @@ int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 	frontier = 0;
 	warm_limit = cache_pages;
 	return 0;
+}
+
+/* Make pages [0, end) and their side-array entries writable.  false when
+ * the kernel refuses (nothing the allocator sees changed). */
+static bool commit_pages(uint64_t end)
+{
+	if (end <= committed)
+		return true;
+	if (end > npages ||
+	    hs_lazy_commit(&region_mem, end << HS_PAGE_SHIFT, REGION_STEP))
+		return false;
+	/* (a region committed ahead of its index is only charged early) */
+	uint64_t got = region_mem.committed >> HS_PAGE_SHIFT;
+	if (hs_lazy_commit(&meta_mem, got * sizeof(struct page_meta),
+			   META_STEP))
+		return false;
+	committed = (uint32_t)got;
+	return true;
 }
 
 static unsigned bucket_of(uint32_t len)
@@ -287,7 +325,7 @@ static bool right_free(uint32_t e, unsigned k)
  * lacks (the page heap merges committed and released spans the same
  * way).  Returns the first page of [a, a + n), taken out of the lists
  * with the leftover cold pieces put back, or HS_PAGES_NONE. */
-static uint32_t merge_warm(uint32_t n)
+static uint32_t merge_warm(uint32_t n, uint32_t *dirty, uint32_t *ndirty)
 {
 	uint32_t best = HS_PAGES_NONE, best_len = 0, i = 0;
 
@@ -302,7 +340,9 @@ static uint32_t merge_warm(uint32_t n)
 		if (h != HS_PAGES_NONE)
 			lo = h;
 		if (e == frontier)
-			hi = npages;
+			/* the pages past the frontier, if the kernel
+			 * backs them */
+			hi = commit_pages(lo + n) ? npages : committed;
 		else if (right_free(e, COLD))
 			hi = (uint64_t)e + meta[e].len;
 		if (hi - lo >= n) {
@@ -331,13 +371,19 @@ static uint32_t merge_warm(uint32_t n)
 	}
 	/* the cold pieces left on either side go back */
 	carve(start, end - start, a, n, COLD, 0);
+	/* only the warm run's pages may hold old data: a calloc that
+	 * cleared all of [a, a + n) made 8 GiB resident for a run of a few
+	 * warm pages beside cold ones */
+	uint32_t dlo = w > a ? w : a, dhi = e < a + n ? e : a + n;
+	*dirty = dlo - a;
+	*ndirty = dhi > dlo ? dhi - dlo : 0;
 	return a;
 }
 
 uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 {
 	uint64_t need = (uint64_t)n + align_pages - 1;
-	uint32_t s, len, a, t, zeroed = 0;
+	uint32_t s, len, a, t, dirty = 0, ndirty = n;
 
 	if (n == 0 || align_pages == 0 || need > npages)
 		return HS_PAGES_NONE;
@@ -349,24 +395,27 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 		carve(s, len, a, n, WARM, t);
 		recycled_pages += n;
 	} else if (align_pages == 1 && warm_pages &&
-		   (a = merge_warm(n)) != HS_PAGES_NONE) {
+		   (a = merge_warm(n, &dirty, &ndirty)) != HS_PAGES_NONE) {
 		/* taken out of the lists, leftovers put back */
 	} else if ((s = find_free(COLD, (uint32_t)need, &len, &t)) !=
 		   HS_PAGES_NONE) {
 		a = (s + align_pages - 1) & ~(align_pages - 1);
 		carve(s, len, a, n, COLD, 0);
-		zeroed = 1;
+		ndirty = 0;
 	} else {
 		a = (frontier + align_pages - 1) & ~(align_pages - 1);
-		if ((uint64_t)a + n > npages)
+		if ((uint64_t)a + n > npages || !commit_pages((uint64_t)a + n))
 			return HS_PAGES_NONE;
 		if (a > frontier)
 			make_free(frontier, a - frontier, COLD, 0);
 		frontier = a + n;
-		zeroed = 1;
+		ndirty = 0;
 	}
-	meta[a] = (struct page_meta){
-		.tag = TAG_USED, .len = n, .a = slot, .b = zeroed};
+	meta[a] = (struct page_meta){.tag = TAG_USED,
+				     .len = n,
+				     .a = slot,
+				     .older = dirty,
+				     .newer = ndirty};
 	in_use += n;
 	return a;
 }
@@ -380,7 +429,8 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 		return true;
 	need = n - len;
 	if (e == frontier) {
-		if ((uint64_t)e + need > npages)
+		if ((uint64_t)e + need > npages ||
+		    !commit_pages((uint64_t)e + need))
 			return false;
 		frontier += need;
 	} else if (e < frontier && meta[e].tag == TAG_FREE_HEAD &&
@@ -417,9 +467,10 @@ uint32_t hs_pages_len(uint32_t page)
 	return meta[page].len;
 }
 
-bool hs_pages_zeroed(uint32_t page)
+void hs_pages_dirty(uint32_t page, uint32_t *first, uint32_t *count)
 {
-	return meta[page].b != 0;
+	*first = meta[page].older;
+	*count = meta[page].newer;
 }
 
 /* Decommit the pages [s, s + len) (not in any list) and make them a cold
@@ -549,7 +600,7 @@ uint64_t hs_pages_trim(void)
 	 * that reach it merge into it), and this was ~70 KiB of metadata
 	 * left resident after a 256 MiB heap was built, freed and trimmed. */
 	uintptr_t lo = ((uintptr_t)&meta[frontier] + 4095) & ~(uintptr_t)4095;
-	uintptr_t hi = (uintptr_t)meta + meta_bytes();
+	uintptr_t hi = (uintptr_t)meta + meta_mem.committed;
 	if (hi > lo)
 		hs_os_decommit((void *)lo, hi - lo);
 	return released;

@@ -99,13 +99,14 @@ size_t hs_sampled_usable_size(const void *p);
  * hs_sampled_free like a sample.  hs_region_grow: grow the block at p
  * (large unsampled, or a sample whose new size was not sampled: its
  * record is released, sample_free fires) in place to n bytes; false,
- * unchanged, when the pages after it are taken.  hs_region_zeroed: the
- * block at p came from pages that read as zeros (calloc need not clear
- * it).  Thread-safe.
+ * unchanged, when the pages after it are taken.  hs_region_dirty: false
+ * when p does not start a block of the region; else true, and *off,
+ * *len (bytes from p) the part that may hold old data (calloc clears
+ * only that; *len 0: all of it reads as zeros).  Thread-safe.
  */
 void *hs_region_alloc(size_t n);
 bool hs_region_grow(void *p, size_t n);
-bool hs_region_zeroed(const void *p);
+bool hs_region_dirty(const void *p, size_t *off, size_t *len);
 
 /* Called once by the allocator's init, after options are parsed. */
 void hs_sampling_init(void);

@@ -4,7 +4,7 @@
  * (TCMalloc's AllocationSampleList) and the profile objects they return.
  *
  * A session owns a fixed buffer of struct heapscope_sample taken from mmap
- * when it starts (MAP_NORESERVE, touched as it fills), so the hooks that
+ * when it starts (hs_os_alloc, touched as it fills), so the hooks that
  * run on the sampled path under the sampled lock never allocate.  Active
  * sessions sit in a small table walked on every sampled alloc (allocs
  * sessions) or sampled free (lifetime sessions); the table is only
@@ -79,12 +79,12 @@ struct heapscope_profile *hs_profile_new(uint32_t kind, size_t cap)
 {
 	size_t bytes = (cap * sizeof(struct heapscope_sample) + 0xFFF) &
 		       ~(size_t)0xFFF;
-	struct profile_box *box = hs_os_reserve(4096, 4096);
+	struct profile_box *box = hs_os_alloc(4096, 4096);
 
 	if (!box)
 		return NULL;
 	if (bytes) {
-		box->p.samples = hs_os_reserve(bytes, 4096);
+		box->p.samples = hs_os_alloc(bytes, 4096);
 		if (!box->p.samples) {
 			hs_os_unmap(box, 4096);
 			return NULL;

@@ -56,7 +56,7 @@ static void *meta_alloc_locked(size_t size)
 	if (!meta_cur || p > meta_end || (size_t)(meta_end - p) < size) {
 		size_t chunk = size > META_CHUNK ? (size + 4095) & ~(size_t)4095
 						 : META_CHUNK;
-		char *m = hs_os_reserve(chunk, META_PAGE);
+		char *m = hs_os_alloc(chunk, META_PAGE);
 		if (!m)
 			return NULL;
 		hs_stat_add(HS_STAT_meta_bytes, (int64_t)chunk);
@@ -116,7 +116,7 @@ static hs_span_t *span_carve_locked(void)
 		}
 	}
 	if (span_cur == span_end) {
-		span_chunk_t *c = hs_os_reserve(SPAN_CHUNK, SPAN_CHUNK);
+		span_chunk_t *c = hs_os_alloc(SPAN_CHUNK, SPAN_CHUNK);
 		if (!c)
 			return NULL;
 		/* 4 KiB pages: trim gives them back one by one */

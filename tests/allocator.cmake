@@ -15,6 +15,9 @@ foreach(t size_class pagemap options page_heap thread_cache)
 endforeach()
 # page heap policies need a known release floor (16 MiB), and large
 # blocks in the page heap, not in the sampled region
+# large blocks in the page heap (not the region): the pagemap's edges
+set_tests_properties(alloc_pagemap PROPERTIES
+  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0;HEAPSCOPE_REGION_BLOCK_MAX=0")
 set_tests_properties(alloc_page_heap PROPERTIES
   ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0;HEAPSCOPE_RELEASE_RATE=16M;HEAPSCOPE_REGION_BLOCK_MAX=0")
 

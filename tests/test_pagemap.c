@@ -51,20 +51,40 @@ static void test_garbage(void **state)
 static void test_page_heap(void **state)
 {
 	(void)state;
+	/* small spans map every page, large ones their edges only; on
+	 * free the entries inside the merged free span are cleared */
 	hs_span_t *s[3];
 	for (int i = 0; i < 3; i++) {
-		s[i] = hs_page_heap_alloc(3, 1);
+		s[i] = i == 1 ? hs_page_heap_alloc(3, 1)
+			      : hs_page_heap_alloc_small(3);
 		assert_non_null(s[i]);
 		assert_int_equal(s[i]->npages, 3);
 		assert_int_equal(s[i]->location, HS_SPAN_IN_USE);
 		for (size_t p = 0; p < 3; p++)
-			assert_ptr_equal(hs_pagemap_get(s[i]->start + p), s[i]);
+			if (i == 1 && p == 1)
+				assert_null(hs_pagemap_get(s[i]->start + p));
+			else
+				assert_ptr_equal(
+					hs_pagemap_get(s[i]->start + p), s[i]);
 		memset(hs_span_addr(s[i]), 0xab, hs_span_bytes(s[i]));
 	}
 	assert_int_equal(hs_page_heap_is_valid(), 1);
-	for (int i = 0; i < 3; i++)
-		hs_page_heap_free(s[i]);
+	uintptr_t lo = s[0]->start, hi = s[2]->start + s[2]->npages;
+	assert_int_equal(s[1]->start, lo + 3);
+	assert_int_equal(s[2]->start, lo + 6);
+	hs_page_heap_free_small(s[0]);
+	hs_page_heap_free(s[1]);
+	hs_page_heap_free_small(s[2]);
 	assert_int_equal(hs_page_heap_is_valid(), 1);
+	/* one free span over the three (and whatever followed s[2]) */
+	hs_span_t *f = hs_pagemap_get(lo);
+	assert_non_null(f);
+	assert_int_equal(f->start, lo);
+	assert_true(f->start + f->npages >= hi);
+	for (uintptr_t p = lo + 1; p < hi; p++)
+		if (p != f->start + f->npages - 1)
+			assert_null(hs_pagemap_get(p));
+	assert_int_equal(hs_pagemap_is_valid(), 1);
 
 	/* alignment: 1 MiB and 64 MiB */
 	hs_span_t *a = hs_page_heap_alloc(1, 128);
@@ -100,6 +120,13 @@ static void *churn(void *arg)
 		size_t r = seed >> 33;
 		size_t n = r % 10 ? r % 2048 : r % (1 << 20);
 		unsigned k = (unsigned)(r >> 12) % 512;
+		if (keep[k] && r % 7 == 0) {
+			/* large blocks grow in place when they can */
+			void *q = realloc(keep[k], 2 * n + 300000);
+			assert_non_null(q);
+			keep[k] = q;
+			continue;
+		}
 		free(keep[k]);
 		keep[k] = malloc(n);
 		assert_non_null(keep[k]);
@@ -120,8 +147,10 @@ static void test_churn_valid(void **state)
 		pthread_join(t[i], NULL);
 	assert_int_equal(hs_page_heap_is_valid(), 1);
 	assert_int_equal(hs_central_is_valid(), 1);
+	assert_int_equal(hs_pagemap_is_valid(), 1);
 	malloc_trim(0);
 	assert_int_equal(hs_page_heap_is_valid(), 1);
+	assert_int_equal(hs_pagemap_is_valid(), 1);
 	assert_int_equal(hs_stat_get(HS_STAT_pageheap_free_bytes), 0);
 }
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -206,6 +207,41 @@ static void test_region_calloc(void **state)
 	free(p);
 }
 
+/* A block no kept run fits takes a kept (dirty) run and the fresh pages
+ * after it (merge_warm); calloc clears the kept run's pages only: the
+ * fresh ones read as zeros and stay out of RSS.  Clearing all of it made
+ * a calloc(8 GiB) at period 1 resident in full (killed in a 256 MiB
+ * cgroup) when a few freed pages happened to sit before it. */
+static void test_region_calloc_merged(void **state)
+{
+	unsigned char *a, *b, *p, vec[2 * MIB / 4096];
+
+	(void)state;
+	malloc_trim(0);
+	a = malloc(40 * PAGE);
+	b = malloc(40 * PAGE);
+	assert_true(in_region(a) && in_region(b));
+	memset(b, 0xa5, 40 * PAGE);
+	free(b); /* kept committed, dirty */
+	p = calloc(1, 2 * MIB);
+	assert_ptr_equal(p, b);
+	/* before reading it: only the kept run's pages are resident */
+	assert_int_equal(mincore(p, 2 * MIB, vec), 0);
+	size_t resident = 0;
+	for (size_t i = 0; i < sizeof(vec); i++)
+		resident += vec[i] & 1;
+	print_message("resident 4 KiB pages of the 2 MiB block: %zu\n",
+		      resident);
+	assert_true(resident <= 40 * PAGE / 4096);
+	for (size_t i = 0; i < 2 * MIB; i++)
+		if (p[i])
+			fail_msg("byte %zu of a merged calloc block is %d", i,
+				 p[i]);
+	free(p);
+	free(a);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* Kept runs are reused best fit: of a 140-page and a newer 250-page
  * run, a 135-page block takes the 140-page one (the first that fits in
  * their size bucket would be the newer). */
@@ -255,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_sampled_transitions),
 		cmocka_unit_test(test_mallinfo_sampled),
 		cmocka_unit_test(test_region_calloc),
+		cmocka_unit_test(test_region_calloc_merged),
 		cmocka_unit_test(test_region_best_fit),
 		cmocka_unit_test(test_region_trim),
 	};
