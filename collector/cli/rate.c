@@ -8,7 +8,6 @@
  * rate_change.  No BPF needed.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +149,7 @@ int hs_rate_main(int argc, char **argv)
 		hs_cli__bad_value(cmd, "BYTES", argv[optind], BYTES_ACCEPTS);
 		return HS_EXIT_USAGE;
 	}
-	if (kill(pid, 0) && errno == ESRCH) {
+	if (!hs_proc__alive(pid)) {
 		fprintf(stderr,
 			"heapscope rate: no process %d (it has exited, or the "
 			"pid is wrong)\n",

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 
+#include "clock.h"
 #include "http.h"
 
 #define SOFT_LIMIT 32		    /* connections served at once */
@@ -117,12 +118,15 @@ static void *accept_loop(void *arg)
 		pthread_mutex_lock(&srv->lock);
 		while (!srv->stopping &&
 		       srv->open + srv->pending >= HARD_LIMIT) {
-			struct timespec ts;
-
 			/* timed: a connection libmicrohttpd dropped before
-			 * its notification would stay pending forever */
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
+			 * its notification would stay pending forever
+			 * (the condition variable's clock: CLOCK_REALTIME) */
+			uint64_t until = hs_wall_ns() + HS_NS_PER_S;
+			struct timespec ts = {
+				.tv_sec = (time_t)(until / HS_NS_PER_S),
+				.tv_nsec = (long)(until % HS_NS_PER_S),
+			};
+
 			if (pthread_cond_timedwait(&srv->freed, &srv->lock,
 						   &ts) == ETIMEDOUT &&
 			    srv->pending)
