@@ -10,7 +10,7 @@
  * but the exported ones runs with the sampled lock held (sampled.c); the
  * proxy keeps its span in use, so reading the span's counters is safe
  * (they change under the size class's lock: the values are a snapshot).
- * Attribution maths: docs/profiles.md and collector/fragmentation.c.
+ * Attribution maths: docs/profiles.md and collector/profiles/fragmentation.c.
  *
  * Only samples that hold a proxy (allocated size <= HEAPSCOPE_PROXY_MAX,
  * default 4096; sampled.c) get an extension; the others keep ext.seq 0,

@@ -52,6 +52,8 @@
 #define REGION_MIN ((size_t)1 << 30)
 #define REGION_ALIGN ((size_t)1 << 30) /* = largest supported alignment */
 #define REGISTRY_CAPACITY ((uint64_t)4 << 20)
+_Static_assert(REGISTRY_CAPACITY <= HEAPSCOPE_REGISTRY_MAX_CAPACITY,
+	       "collectors read every slot the registry reserves");
 #define MAX_INVALID_REPORTS 8
 /* Distinct call sites of mismatched sized frees reported on stderr. */
 #define MISMATCH_SITES 64
