@@ -46,7 +46,7 @@ struct {
 /* Thread-group ids (init pid namespace) the collector follows; value unused. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, HS_TRACKED_PIDS_MAX);
 	__type(key, __u32);
 	__type(value, __u8);
 } tracked_pids SEC(".maps");

@@ -15,6 +15,12 @@
 #define HS_EVENT_VERSION 1u
 #define HS_EVENT_MAX_FRAMES 64 /* = HEAPSCOPE_MAX_FRAMES */
 #define HS_RINGBUF_BYTES (16u << 20)
+/* BPF ring buffers are a power of two of pages */
+_Static_assert((HS_RINGBUF_BYTES & (HS_RINGBUF_BYTES - 1)) == 0 &&
+		       HS_RINGBUF_BYTES % 4096 == 0,
+	       "ring buffer size");
+/* pids the `tracked_pids` map holds (beyond: exits seen by sweeps) */
+#define HS_TRACKED_PIDS_MAX 1024
 
 enum hs_event_type {
 	HS_EV_ALLOC = 1, /* sample_alloc */
@@ -34,12 +40,13 @@ enum hs_event_type {
  * names the probe's own function */
 #define HS_EVF_COMPAT 0x4u
 
-/* Slots of the per-CPU `lost` array map. */
+/* Slots of the per-CPU `lost` array map: HS_LOST_NR of them, the map's
+ * max_entries and the length of every collector array of lost counts. */
 enum hs_lost_slot {
 	HS_LOST_RINGBUF = 0, /* bpf_ringbuf_reserve failed: event dropped */
 	HS_LOST_STACK = 1,   /* bpf_probe_read_user of the stack failed */
 	HS_LOST_ARGS = 2,    /* a USDT argument could not be fetched */
-	HS_LOST_NR = 4,
+	HS_LOST_NR,	     /* number of slots */
 };
 
 struct hs_event {
@@ -69,5 +76,16 @@ struct hs_event {
 					   */
 };
 _Static_assert(sizeof(struct hs_event) == 648, "hs_event layout");
+/* the fields the collector reads, where both sides put them */
+_Static_assert(__builtin_offsetof(struct hs_event, ts_ns) == 32 &&
+		       __builtin_offsetof(struct hs_event, ptr) == 48 &&
+		       __builtin_offsetof(struct hs_event, seq) == 88 &&
+		       __builtin_offsetof(struct hs_event, new_period) == 104 &&
+		       __builtin_offsetof(struct hs_event, comm) == 120 &&
+		       __builtin_offsetof(struct hs_event, stack) == 136,
+	       "hs_event field offsets");
+_Static_assert(sizeof(((struct hs_event *)0)->stack) ==
+		       HS_EVENT_MAX_FRAMES * sizeof(__u64),
+	       "hs_event stack");
 
 #endif /* HEAPSCOPE_EVENT_H */

@@ -60,7 +60,7 @@ install(FILES ${CMAKE_BINARY_DIR}/heapscopeConfig.cmake
 # ------------------------------------------------------------ collector
 
 if(TARGET heapscope_cli)
-  # The daemon's default --lib (collector/daemon_options.c): the build
+  # The daemon's default --lib (collector/daemon/daemon_options.c): the build
   # tree's library when the build tree's binary runs, else the installed.
   target_compile_definitions(heapscope_cli PRIVATE
     HS_INSTALLED_LIB="${HS_INSTALLED_LIB}"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * pprof.c - profile.proto encoder: a protobuf wire writer (varints,
- * length-delimited fields, packed repeated), interning tables for strings,
- * functions and locations, and gzip with zlib.  Field numbers follow
- * github.com/google/pprof/proto/profile.proto.
+ * pprof.c - the profile.proto builder: sample types, period, interning
+ * tables for strings, functions and locations, samples, and the encoding
+ * of all of it through the wire writer (pprof_wire.c, which also gzips).
+ * Field numbers follow github.com/google/pprof/proto/profile.proto.
  *
  * Messages are encoded as they are added (samples, mappings, functions,
  * locations each go to their own buffer); pprof_encode_raw concatenates
@@ -15,61 +15,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "pprof.h"
-
-#ifdef PPROF_ZLIB_DLOPEN
-/* The allocator's copy loads zlib only when it writes a gzip'd profile:
- * linked, it made every process that preloads the allocator map libz.
- * dlopen once (pthread_once); the handle is kept. */
-#include <dlfcn.h>
-#include <pthread.h>
-
-static struct {
-	__typeof__(deflateInit2_) *init2;
-	__typeof__(deflateBound) *bound;
-	__typeof__(deflate) *deflate;
-	__typeof__(deflateEnd) *end;
-} zl;
-static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
-
-static void zl_load(void)
-{
-	void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-
-	if (!h)
-		return;
-	zl.bound = (__typeof__(zl.bound))dlsym(h, "deflateBound");
-	zl.deflate = (__typeof__(zl.deflate))dlsym(h, "deflate");
-	zl.end = (__typeof__(zl.end))dlsym(h, "deflateEnd");
-	/* init2 last: it is the "loaded" flag */
-	if (zl.bound && zl.deflate && zl.end)
-		zl.init2 = (__typeof__(zl.init2))dlsym(h, "deflateInit2_");
-}
-
-/* false when libz.so.1 cannot be loaded */
-static bool zl_ready(void)
-{
-	pthread_once(&zl_once, zl_load);
-	return zl.init2 != NULL;
-}
-#define Z_INIT2(z, level, method, bits, mem, strategy)                        \
-	zl.init2(z, level, method, bits, mem, strategy, ZLIB_VERSION,          \
-		 (int)sizeof(z_stream))
-#define Z_BOUND zl.bound
-#define Z_DEFLATE zl.deflate
-#define Z_END zl.end
-#else
-static bool zl_ready(void)
-{
-	return true;
-}
-#define Z_INIT2 deflateInit2
-#define Z_BOUND deflateBound
-#define Z_DEFLATE deflate
-#define Z_END deflateEnd
-#endif
+#include "pprof_wire.h"
 
 /* profile.proto field numbers. */
 enum {
@@ -114,88 +62,6 @@ enum {
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
 };
-
-enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
-
-/* ------------------------------------------------------------ wire */
-
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void buf_reserve(struct buf *b, size_t n)
-{
-	size_t ncap;
-	uint8_t *np;
-
-	if (b->oom || b->len + n <= b->cap)
-		return;
-	ncap = b->cap ? b->cap : 256;
-	while (ncap < b->len + n)
-		ncap *= 2;
-	np = realloc(b->p, ncap);
-	if (!np) {
-		b->oom = true;
-		return;
-	}
-	b->p = np;
-	b->cap = ncap;
-}
-
-static void put_bytes(struct buf *b, const void *src, size_t n)
-{
-	if (!n) /* src may be NULL (empty string table entry): memcpy UB */
-		return;
-	buf_reserve(b, n);
-	if (b->oom)
-		return;
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-}
-
-static void put_varint(struct buf *b, uint64_t v)
-{
-	uint8_t tmp[10];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	put_bytes(b, tmp, n);
-}
-
-static void put_key(struct buf *b, unsigned field, unsigned wire)
-{
-	put_varint(b, (uint64_t)field << 3 | wire);
-}
-
-/* int64 / uint64 / bool scalar; proto3 omits zero values. */
-static void put_uint(struct buf *b, unsigned field, uint64_t v)
-{
-	if (!v)
-		return;
-	put_key(b, field, WIRE_VARINT);
-	put_varint(b, v);
-}
-
-static void put_len(struct buf *b, unsigned field, const void *p, size_t n)
-{
-	put_key(b, field, WIRE_LEN);
-	put_varint(b, n);
-	put_bytes(b, p, n);
-}
-
-/* An embedded message, taken from (and resetting) scratch buffer m. */
-static void put_msg(struct buf *b, unsigned field, struct buf *m)
-{
-	if (m->oom)
-		b->oom = true;
-	put_len(b, field, m->p, m->len);
-	m->len = 0;
-}
 
 /* ------------------------------------------------------------ interning */
 
@@ -307,7 +173,7 @@ struct pprof_builder {
 	uint64_t *comments;
 	size_t ncomments;
 
-	struct buf samples, mappings, locations, functions, m1, m2;
+	struct pprof_buf samples, mappings, locations, functions, m1, m2;
 	bool oom;
 };
 
@@ -446,19 +312,19 @@ uint64_t pprof_add_mapping(struct pprof_builder *b, uint64_t start,
 			   const char *filename, const char *build_id,
 			   int has_functions, int has_lines)
 {
-	struct buf *m = &b->m1;
+	struct pprof_buf *m = &b->m1;
 	uint64_t id = ++b->nmaps;
 
-	put_uint(m, MAPPING_ID, id);
-	put_uint(m, MAPPING_MEMORY_START, start);
-	put_uint(m, MAPPING_MEMORY_LIMIT, limit);
-	put_uint(m, MAPPING_FILE_OFFSET, offset);
-	put_uint(m, MAPPING_FILENAME, str_index(b, filename));
-	put_uint(m, MAPPING_BUILD_ID, str_index(b, build_id));
-	put_uint(m, MAPPING_HAS_FUNCTIONS, !!has_functions);
-	put_uint(m, MAPPING_HAS_FILENAMES, !!has_lines);
-	put_uint(m, MAPPING_HAS_LINE_NUMBERS, !!has_lines);
-	put_msg(&b->mappings, PROFILE_MAPPING, m);
+	pprof_put_uint(m, MAPPING_ID, id);
+	pprof_put_uint(m, MAPPING_MEMORY_START, start);
+	pprof_put_uint(m, MAPPING_MEMORY_LIMIT, limit);
+	pprof_put_uint(m, MAPPING_FILE_OFFSET, offset);
+	pprof_put_uint(m, MAPPING_FILENAME, str_index(b, filename));
+	pprof_put_uint(m, MAPPING_BUILD_ID, str_index(b, build_id));
+	pprof_put_uint(m, MAPPING_HAS_FUNCTIONS, !!has_functions);
+	pprof_put_uint(m, MAPPING_HAS_FILENAMES, !!has_lines);
+	pprof_put_uint(m, MAPPING_HAS_LINE_NUMBERS, !!has_lines);
+	pprof_put_msg(&b->mappings, PROFILE_MAPPING, m);
 	if (b->mappings.oom || b->oom) {
 		b->oom = true;
 		return 0;
@@ -481,7 +347,7 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name,
 	struct func_key k = {str_index(b, name), str_index(b, filename)};
 	const void *ctx[2] = {b, &k};
 	uint64_t h = mix(k.name) ^ (k.file * 0x9e3779b97f4a7c15ULL), id;
-	struct buf *m = &b->m1;
+	struct pprof_buf *m = &b->m1;
 	struct ient *e;
 
 	if (b->oom)
@@ -503,11 +369,11 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name,
 	if (itab_put(&b->functab, h, id, func_eq, ctx))
 		goto oom;
 	b->nfuncs++;
-	put_uint(m, FUNCTION_ID, id);
-	put_uint(m, FUNCTION_NAME, k.name);
-	put_uint(m, FUNCTION_SYSTEM_NAME, k.name);
-	put_uint(m, FUNCTION_FILENAME, k.file);
-	put_msg(&b->functions, PROFILE_FUNCTION, m);
+	pprof_put_uint(m, FUNCTION_ID, id);
+	pprof_put_uint(m, FUNCTION_NAME, k.name);
+	pprof_put_uint(m, FUNCTION_SYSTEM_NAME, k.name);
+	pprof_put_uint(m, FUNCTION_FILENAME, k.file);
+	pprof_put_msg(&b->functions, PROFILE_FUNCTION, m);
 	if (b->functions.oom)
 		goto oom;
 	return id;
@@ -527,7 +393,7 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id,
 			uint64_t address, const struct pprof_line *lines,
 			size_t n)
 {
-	struct buf *m = &b->m1, *l = &b->m2;
+	struct pprof_buf *m = &b->m1, *l = &b->m2;
 	uint64_t id = pprof_location_find(b, address);
 
 	if (id)
@@ -540,15 +406,15 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id,
 		return 0;
 	}
 	b->nlocs++;
-	put_uint(m, LOCATION_ID, id);
-	put_uint(m, LOCATION_MAPPING_ID, mapping_id);
-	put_uint(m, LOCATION_ADDRESS, address);
+	pprof_put_uint(m, LOCATION_ID, id);
+	pprof_put_uint(m, LOCATION_MAPPING_ID, mapping_id);
+	pprof_put_uint(m, LOCATION_ADDRESS, address);
 	for (size_t i = 0; i < n; i++) {
-		put_uint(l, LINE_FUNCTION_ID, lines[i].function_id);
-		put_uint(l, LINE_LINE, (uint64_t)lines[i].line);
-		put_msg(m, LOCATION_LINE, l);
+		pprof_put_uint(l, LINE_FUNCTION_ID, lines[i].function_id);
+		pprof_put_uint(l, LINE_LINE, (uint64_t)lines[i].line);
+		pprof_put_msg(m, LOCATION_LINE, l);
 	}
-	put_msg(&b->locations, PROFILE_LOCATION, m);
+	pprof_put_msg(&b->locations, PROFILE_LOCATION, m);
 	if (b->locations.oom) {
 		b->oom = true;
 		return 0;
@@ -560,31 +426,31 @@ int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs,
 		     size_t nlocs, const int64_t *values, size_t nvalues,
 		     const struct pprof_label *labels, size_t nlabels)
 {
-	struct buf *m = &b->m1, *l = &b->m2;
+	struct pprof_buf *m = &b->m1, *l = &b->m2;
 
 	if (nvalues != b->ntypes)
 		return -EINVAL;
 	/* Packed repeated fields: one length-delimited run of varints. */
 	for (size_t i = 0; i < nlocs; i++)
-		put_varint(l, locs[i]);
+		pprof_put_varint(l, locs[i]);
 	if (nlocs)
-		put_msg(m, SAMPLE_LOCATION_ID, l);
+		pprof_put_msg(m, SAMPLE_LOCATION_ID, l);
 	for (size_t i = 0; i < nvalues; i++)
-		put_varint(l, (uint64_t)values[i]);
+		pprof_put_varint(l, (uint64_t)values[i]);
 	if (nvalues)
-		put_msg(m, SAMPLE_VALUE, l);
+		pprof_put_msg(m, SAMPLE_VALUE, l);
 	for (size_t i = 0; i < nlabels; i++) {
-		put_uint(l, LABEL_KEY, str_index(b, labels[i].key));
+		pprof_put_uint(l, LABEL_KEY, str_index(b, labels[i].key));
 		if (labels[i].str) {
-			put_uint(l, LABEL_STR, str_index(b, labels[i].str));
+			pprof_put_uint(l, LABEL_STR, str_index(b, labels[i].str));
 		} else {
-			put_uint(l, LABEL_NUM, (uint64_t)labels[i].num);
-			put_uint(l, LABEL_NUM_UNIT,
+			pprof_put_uint(l, LABEL_NUM, (uint64_t)labels[i].num);
+			pprof_put_uint(l, LABEL_NUM_UNIT,
 				 str_index(b, labels[i].num_unit));
 		}
-		put_msg(m, SAMPLE_LABEL, l);
+		pprof_put_msg(m, SAMPLE_LABEL, l);
 	}
-	put_msg(&b->samples, PROFILE_SAMPLE, m);
+	pprof_put_msg(&b->samples, PROFILE_SAMPLE, m);
 	if (b->samples.oom || b->oom) {
 		b->oom = true;
 		return -ENOMEM;
@@ -592,40 +458,40 @@ int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs,
 	return 0;
 }
 
-static void put_value_type(struct buf *out, struct buf *m, unsigned field,
+static void put_value_type(struct pprof_buf *out, struct pprof_buf *m, unsigned field,
 			   const uint64_t t[2])
 {
-	put_uint(m, VALUETYPE_TYPE, t[0]);
-	put_uint(m, VALUETYPE_UNIT, t[1]);
-	put_msg(out, field, m);
+	pprof_put_uint(m, VALUETYPE_TYPE, t[0]);
+	pprof_put_uint(m, VALUETYPE_UNIT, t[1]);
+	pprof_put_msg(out, field, m);
 }
 
 int pprof_encode_raw(struct pprof_builder *b, uint8_t **out, size_t *len)
 {
-	struct buf o = {0};
+	struct pprof_buf o = {0};
 
 	if (b->oom)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->ntypes; i++)
 		put_value_type(&o, &b->m1, PROFILE_SAMPLE_TYPE, b->types[i]);
-	put_bytes(&o, b->samples.p, b->samples.len);
-	put_bytes(&o, b->mappings.p, b->mappings.len);
-	put_bytes(&o, b->locations.p, b->locations.len);
-	put_bytes(&o, b->functions.p, b->functions.len);
+	pprof_put_bytes(&o, b->samples.p, b->samples.len);
+	pprof_put_bytes(&o, b->mappings.p, b->mappings.len);
+	pprof_put_bytes(&o, b->locations.p, b->locations.len);
+	pprof_put_bytes(&o, b->functions.p, b->functions.len);
 	for (size_t i = 0; i < b->nstrs; i++)
-		put_len(&o, PROFILE_STRING_TABLE, b->strs[i],
+		pprof_put_len(&o, PROFILE_STRING_TABLE, b->strs[i],
 			strlen(b->strs[i]));
-	put_uint(&o, PROFILE_TIME_NANOS, (uint64_t)b->time_nanos);
-	put_uint(&o, PROFILE_DURATION_NANOS, (uint64_t)b->duration_nanos);
+	pprof_put_uint(&o, PROFILE_TIME_NANOS, (uint64_t)b->time_nanos);
+	pprof_put_uint(&o, PROFILE_DURATION_NANOS, (uint64_t)b->duration_nanos);
 	if (b->period_type[0] || b->period_type[1])
 		put_value_type(&o, &b->m1, PROFILE_PERIOD_TYPE, b->period_type);
-	put_uint(&o, PROFILE_PERIOD, (uint64_t)b->period);
+	pprof_put_uint(&o, PROFILE_PERIOD, (uint64_t)b->period);
 	for (size_t i = 0; i < b->ncomments; i++) {
 		/* An index may be 0 (""), so not through put_uint. */
-		put_key(&o, PROFILE_COMMENT, WIRE_VARINT);
-		put_varint(&o, b->comments[i]);
+		pprof_put_key(&o, PROFILE_COMMENT, PPROF_WIRE_VARINT);
+		pprof_put_varint(&o, b->comments[i]);
 	}
-	put_uint(&o, PROFILE_DEFAULT_SAMPLE_TYPE, b->default_type);
+	pprof_put_uint(&o, PROFILE_DEFAULT_SAMPLE_TYPE, b->default_type);
 	if (o.oom || b->m1.oom) {
 		free(o.p);
 		return -ENOMEM;
@@ -633,40 +499,6 @@ int pprof_encode_raw(struct pprof_builder *b, uint8_t **out, size_t *len)
 	*out = o.p ? o.p : malloc(1);
 	*len = o.len;
 	return *out ? 0 : -ENOMEM;
-}
-
-int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen)
-{
-	z_stream z = {0};
-	uint8_t *dst;
-	uLong cap;
-	int rc;
-
-	if (!zl_ready())
-		return -ELIBACC;
-	/* windowBits 15 + 16: a gzip header and trailer. */
-	if (Z_INIT2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = Z_BOUND(&z, len) + 32;
-	dst = malloc(cap);
-	if (!dst) {
-		Z_END(&z);
-		return -ENOMEM;
-	}
-	z.next_in = (Bytef *)in;
-	z.avail_in = len;
-	z.next_out = dst;
-	z.avail_out = cap;
-	rc = Z_DEFLATE(&z, Z_FINISH);
-	Z_END(&z);
-	if (rc != Z_STREAM_END) {
-		free(dst);
-		return -EIO;
-	}
-	*out = dst;
-	*outlen = cap - z.avail_out;
-	return 0;
 }
 
 int pprof_encode(struct pprof_builder *b, uint8_t **out, size_t *len)

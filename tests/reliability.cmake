@@ -70,65 +70,6 @@ foreach(rate 0 1)
   endforeach()
 endforeach()
 
-# 7. untrusted input: libFuzzer over registry.c, events.c, profile.c,
-# window.c (built with clang by the script; 77 = skip without libFuzzer)
-add_test(NAME rel_fuzz_collector COMMAND ${HS_REL_DIR}/fuzz/run_fuzz.sh
-  ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fuzz 30)
-set_tests_properties(rel_fuzz_collector PROPERTIES TIMEOUT 240
-  LABELS "fuzz;collector;reliability" SKIP_RETURN_CODE 77
-  WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
-
-# 8-9. the collector against hostile targets and files (root, BPF)
-if(TARGET fakeheapscope)
-  add_executable(hostile_target ${HS_REL_DIR}/programs/hostile_target.c)
-  target_include_directories(hostile_target PRIVATE ${CMAKE_SOURCE_DIR}/include)
-  target_link_libraries(hostile_target PRIVATE fakeheapscope)
-  set_target_properties(hostile_target PROPERTIES
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
-  add_test(NAME rel_collector_hostile
-    COMMAND ${HS_REL_DIR}/test_collector_hostile.sh
-      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:hostile_target>
-      $<TARGET_FILE:fake_target>)
-  set_tests_properties(rel_collector_hostile PROPERTIES SKIP_RETURN_CODE 77
-    TIMEOUT 300 LABELS "e2e;root;bpf;collector;reliability")
-endif()
-
-# 8-10 need the collector (heapscope_cli)
-if(HEAPSCOPE_BUILD_COLLECTOR)
-# 8. the daemon's HTTP server against hostile clients (root, BPF, ~40 s)
-add_test(NAME rel_daemon_http COMMAND ${HS_REL_DIR}/test_daemon_http.sh
-  $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>)
-set_tests_properties(rel_daemon_http PROPERTIES SKIP_RETURN_CODE 77
-  TIMEOUT 180 LABELS "e2e;root;bpf;collector;reliability")
-
-# 10. USDT semaphores count collectors and return to 0 (root, BPF)
-add_executable(semaphore_target ${HS_REL_DIR}/programs/semaphore_target.c)
-target_link_libraries(semaphore_target PRIVATE heapscope dl)
-# (on a private copy of the library: a host daemon keeps the build's at 1)
-add_test(NAME rel_semaphores COMMAND ${HS_REL_DIR}/run_unfollowed.sh
-  $<TARGET_FILE:heapscope> ${HS_REL_DIR}/test_semaphores.sh
-  $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:semaphore_target>)
-set_tests_properties(rel_semaphores PROPERTIES SKIP_RETURN_CODE 77
-  TIMEOUT 240 LABELS "e2e;root;bpf;collector;reliability")
-
-# 9. faults during a recording: ring buffer overflow at period 1, target
-# killed, SIGTERM (root, BPF)
-add_test(NAME rel_collector_faults COMMAND ${HS_REL_DIR}/test_collector_faults.sh
-  $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:test_stress>)
-set_tests_properties(rel_collector_faults PROPERTIES SKIP_RETURN_CODE 77
-  TIMEOUT 240 LABELS "e2e;root;bpf;collector;reliability")
-endif()
-
-# 9. the target's life during a recording (root, BPF): pid reuse (record
-# and daemon stopped across it), exec during record, a forced ring-buffer
-# overflow at period 1 (~10-20 s each)
-if(HEAPSCOPE_BUILD_COLLECTOR)
-  foreach(m pid_reuse exec overflow)
-    add_test(NAME rel_collector_${m}
-      COMMAND ${HS_REL_DIR}/test_collector_lifecycle.sh ${m}
-        $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
-        $<TARGET_FILE:hold_100mib>)
-    set_tests_properties(rel_collector_${m} PROPERTIES SKIP_RETURN_CODE 77
-      TIMEOUT 120 LABELS "e2e;root;bpf;collector;reliability" RUN_SERIAL TRUE)
-  endforeach()
-endif()
+# 7-10, the collector against untrusted input, hostile targets and
+# clients, faults and the target's life: tests/collector/events.cmake,
+# record.cmake, daemon.cmake and target.cmake.

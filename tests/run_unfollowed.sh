@@ -6,7 +6,7 @@
 # on a host where `heapscope daemon` runs (issue 14 item 7).
 #
 # A daemon attaches to its --lib inodes and, unless --no-copies, to every
-# mapped file with the same base name (collector/attach.c, matches()); the
+# mapped file with the same base name (collector/target/find.c, matches()); the
 # copy is a new inode named hs-unfollowed.so, reached through symlinks
 # libheapscope.so.1 and libheapscope.so in LD_LIBRARY_PATH (searched before the binaries'
 # RUNPATH), and /proc/PID/maps shows the target's name.  `heapscope record

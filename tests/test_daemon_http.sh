@@ -5,7 +5,7 @@
 # without --allow-remote, the default address is loopback, malformed
 # queries get 4xx, an oversized request line or header gets 4xx (or the
 # connection closed) without hurting the daemon, an idle connection is
-# closed (IDLE_TIMEOUT_S = 30 s in collector/http.c), and the daemon
+# closed (IDLE_TIMEOUT_S = 30 s in collector/daemon/http.c), and the daemon
 # still answers afterwards.
 # Exit 77 = skip (not root / no BPF / no curl), a failure when CI=true.
 set -u

@@ -5,7 +5,7 @@
 #   - 500 clients at once on 127.0.0.1 (tests/programs/http_flood.c), each
 #     holding its connection until all have answered, twice: every one
 #     gets a status line, 200 for at most SOFT_LIMIT = 32 of them
-#     (collector/http_server.c), 503 with Retry-After for the rest; none
+#     (collector/daemon/http_server.c), 503 with Retry-After for the rest; none
 #     is reset or closed without a status (before: 16 served, the other
 #     484 closed without a word); heapscope_http_busy_total counts the 503s;
 #     the daemon serves 200 again after;

@@ -15,7 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "heapscope.h"
+#include "export.h"
+#include "profiles.h"
 
 static struct hs_sample mk(uint64_t seq, uint64_t r, uint64_t a, uint64_t w,
 			   uint32_t depth, const uint64_t *stack)

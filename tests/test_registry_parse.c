@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "heapscope.h"
+#include "target.h"
 
 #define BASE 0x10000ull /* fake target address of the buffer */
 #define NREC 8

@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "residency.h"
+#include "profiles.h"
 
 #define PG 4096ul
 #define HPAGE (2ul << 20)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "heapscope.h"
+#include "profiles.h"
 
 static struct hs_sample mk(uint64_t seq, uint64_t r, uint64_t a, uint64_t w,
 			   uint64_t leaf, uint64_t t, uint32_t tid)

@@ -20,6 +20,8 @@
 #include "sampling/sampler.h"
 
 #define REGISTRY_CAPACITY ((uint64_t)4 << 20)
+_Static_assert(REGISTRY_CAPACITY <= HEAPSCOPE_REGISTRY_MAX_CAPACITY,
+	       "collectors read every slot the registry reserves");
 /* A run's tag is its registry slot, below the capacity: HS_REGION_PLAIN
  * and HS_PAGES_NONE (= HS_REGISTRY_NO_SLOT) are never slots. */
 _Static_assert(REGISTRY_CAPACITY < HS_REGION_PLAIN &&

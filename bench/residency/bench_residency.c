@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_residency.c - time of one residency scan (collector/residency.c)
+ * bench_residency.c - time of one residency scan (collector/profiles/residency.c)
  * of the live samples of a 1 GiB heap, sampled at the default 2 MiB.
  *
  * Runs preloaded with libheapscope.so: allocates HEAP_MIB MiB in objects of
  * 64 B .. 32 KiB (log-uniform, fixed seed), touches every byte, copies the
  * registry's live records (in-process, single-threaded: no seqlock needed),
  * then times hs_residency__scan of /proc/self, RUNS times (argv[2], default
- * 51) for each kpageflags mode (residency.h): pagemap only (HS_KPF_NONE),
+ * 51) for each kpageflags mode (profiles.h): pagemap only (HS_KPF_NONE),
  * the default (HS_KPF_SHAPE) and every present page (HS_KPF_ALL, once per
  * merge gap in $GAPS, default "64").  Prints median, min and max, what was
  * read (preads, entries), the samples and OS pages scanned, and checks that
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "residency.h"
+#include "profiles.h"
 
 #define MAX_RUNS 1001
 

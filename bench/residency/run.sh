@@ -15,8 +15,11 @@ mib=${2:-1024}
 runs=${3:-51}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-cc -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$root/collector" -I"$root/include" \
+cc -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$root/collector/profiles" \
+	-I"$root/collector/base" -I"$root/include" \
 	-o "$out/bench_residency" "$here/bench_residency.c" \
-	"$root/collector/residency.c" "$root/collector/profile.c" -ldl
+	"$root/collector/profiles/residency.c" \
+	"$root/collector/profiles/profile.c" \
+	"$root/collector/profiles/stack_table.c" -ldl
 HEAPSCOPE_SAMPLE_RATE=${HEAPSCOPE_SAMPLE_RATE:-2097152} HEAPSCOPE_SAMPLE_SEED=7 \
 	LD_PRELOAD="$build/allocator/libheapscope.so" ${WRAP:-} "$out/bench_residency" "$mib" "$runs"

@@ -128,6 +128,9 @@
 #define HEAPSCOPE_COMPAT_OTEL "otel_memory"
 #define HEAPSCOPE_COMPAT_DDHEAP "ddheap"
 #define HEAPSCOPE_MAX_FRAMES 64
+/* The most registry slots a library reserves (capacity); a collector
+ * rejects a header that claims more. */
+#define HEAPSCOPE_REGISTRY_MAX_CAPACITY (1ull << 22)
 
 /* "HSREGIS1" little endian */
 #define HEAPSCOPE_REGISTRY_MAGIC 0x3153494745525348ULL

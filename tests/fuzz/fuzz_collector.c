@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapscope.h"
+#include "events.h"
 #include "heapscope_event.h"
+#include "profiles.h"
+#include "target.h"
 
 #define IMAGE_BASE 0x7f0000000000ull
 

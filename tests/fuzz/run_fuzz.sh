@@ -17,12 +17,17 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
 	exit 77
 fi
 "$cc" -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$c" -I"$src/include" -I"$src/bpf" -I"$src/common" \
+	-I"$c/base" -I"$c/target" -I"$c/events" -I"$c/profiles" \
+	-I"$c/symbolize" -I"$c/export" -I"$src/include" -I"$src/bpf" -I"$src/common" \
 	$(pkg-config --cflags libdw libelf zlib) \
-	"$src/tests/fuzz/fuzz_collector.c" "$c/events.c" "$c/registry.c" \
-	"$c/profile.c" "$c/window.c" "$c/fragmentation.c" "$c/symbolize.c" \
-	"$c/symbolize_maps.c" "$c/symbolize_cache.c" \
-	"$c/residency.c" "$c/procinfo.c" "$src/common/pprof.c" \
+	"$src/tests/fuzz/fuzz_collector.c" "$c/base/kinds.c" "$c/events/events.c" \
+	"$c/target/registry.c" "$c/target/find.c" "$c/target/notes.c" \
+	"$c/profiles/profile.c" \
+	"$c/profiles/stack_table.c" "$c/profiles/window.c" \
+	"$c/profiles/fragmentation.c" "$c/symbolize/symbolize.c" \
+	"$c/symbolize/symbolize_maps.c" "$c/symbolize/symbolize_cache.c" \
+	"$c/profiles/residency.c" "$c/target/procinfo.c" \
+	"$c/export/export_pprof.c" "$src/common/pprof.c" "$src/common/pprof_wire.c" \
 	$(pkg-config --libs libdw libelf zlib) -lm \
 	-o "$out/fuzz_collector" || exit 1
 # bounded time and memory; a crash, leak, timeout or OOM fails the test

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * http_profiles.c - the daemon's profile endpoints:
+ *
+ *   /debug/pprof/heap?pid=N|comm=NAME[&format=pprof|folded|text]
+ *   /debug/pprof/allocs?pid=N|comm=NAME[&seconds=S][&format=...]
+ *
+ * Errors: malformed query -> 400, another user's process (a unix-socket
+ * peer that is not root) -> 403, unknown pid / not a heapscope process ->
+ * 404, several processes with that comm -> 409, the process exits during
+ * an allocs window -> 410, profile cannot be built (the process died
+ * mid-read, out of memory) -> 500.  Handlers take the daemon lock only
+ * while they read the shared state.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "http.h"
+
+#define MAX_WINDOW_S 300
+#define DEFAULT_WINDOW_S 10
+
+/* A positive decimal integer of at most `max`; -EINVAL otherwise. */
+static int parse_uint(const char *s, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || strlen(s) > 10 || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_format(const char *s, enum hs_format *f)
+{
+	*f = HS_FORMAT_PPROF;
+	return s ? hs_parse_format(s, f) : 0;
+}
+
+static const char *content_type(enum hs_format f)
+{
+	return f == HS_FORMAT_PPROF ? "application/octet-stream"
+				    : "text/plain; charset=utf-8";
+}
+
+/* Without the daemon lock: symbolize and encode snap as fmt (*buf
+ * malloc'd), then drop the snapshot's references under the lock. */
+static int render(struct hs_daemon *d, struct hs_snapshot *snap,
+		  enum hs_format fmt, uint8_t **buf, size_t *len)
+{
+	int err = hs_daemon__render(snap, fmt, buf, len);
+
+	pthread_mutex_lock(&d->lock);
+	hs_daemon__release(d, snap);
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
+static enum MHD_Result get_error(struct hs_daemon *d, struct MHD_Connection *c,
+				 int err, long pid)
+{
+	char msg[200];
+
+	if (err == -ESRCH) {
+		snprintf(msg, sizeof(msg), "no process %ld", pid);
+		return hs_http__reply_error(d, c, MHD_HTTP_NOT_FOUND, msg);
+	}
+	if (err == -EACCES) {
+		snprintf(msg, sizeof(msg),
+			 "process %ld is not yours to read (it belongs to "
+			 "another user, or is set-uid or not dumpable)",
+			 pid);
+		return hs_http__reply_error(d, c, MHD_HTTP_FORBIDDEN, msg);
+	}
+	if (err == -ENOENT) {
+		snprintf(msg, sizeof(msg),
+			 "process %ld does not use the heapscope library "
+			 "given to the daemon (--lib)",
+			 pid);
+		return hs_http__reply_error(d, c, MHD_HTTP_NOT_FOUND, msg);
+	}
+	snprintf(msg, sizeof(msg), "cannot profile process %ld: %s", pid,
+		 strerror(-err));
+	return hs_http__reply_error(d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+}
+
+/*
+ * The process a request names: ?pid=N, or ?comm=NAME for the one followed
+ * process with that comm that who may read (so a scrape config need not
+ * know pids).  -EINVAL: neither or malformed; -ESRCH: no such comm;
+ * -ENOTUNIQ: several.
+ */
+static int target_pid(struct hs_daemon *d, struct MHD_Connection *c,
+		      const struct hs_http_peer *who, long *pid)
+{
+	const char *spid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "pid"),
+		   *comm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "comm");
+	int found = 0;
+
+	if (spid)
+		return parse_uint(spid, INT32_MAX, pid);
+	if (!comm || !*comm || strlen(comm) >= 16)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			if (!p->gone && !strcmp(p->info.comm, comm) &&
+			    hs_http__may_read_proc(who, p)) {
+				*pid = p->pid;
+				found++;
+			}
+	pthread_mutex_unlock(&d->lock);
+	return found == 1 ? 0 : found ? -ENOTUNIQ : -ESRCH;
+}
+
+static enum MHD_Result target_error(struct hs_daemon *d,
+				    struct MHD_Connection *c, int err,
+				    const char *usage)
+{
+	if (err == -ESRCH)
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_NOT_FOUND,
+			"no followed process with that comm");
+	if (err == -ENOTUNIQ)
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_CONFLICT,
+			"several processes with that comm; use pid=");
+	return hs_http__reply_error(d, c, MHD_HTTP_BAD_REQUEST, usage);
+}
+
+/* Under d->lock: the followed process pid (started following now if
+ * need be), when it is the one hs_http__may_read saw (start: its start
+ * time, 0 = any). */
+static int get_proc(struct hs_daemon *d, long pid, uint64_t start,
+		    struct hs_proc **p)
+{
+	int err = hs_daemon__get(d, (pid_t)pid, p);
+
+	if (!err && start && (*p)->start_time != start)
+		err = -ESRCH; /* the pid was reused since */
+	return err;
+}
+
+enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
+			      const struct hs_http_peer *who)
+{
+	struct hs_snapshot snap;
+	enum hs_format fmt;
+	struct hs_proc *p;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	uint64_t start;
+	long pid;
+	int err;
+
+	err = target_pid(d, c, who, &pid);
+	if (!err && parse_format(MHD_lookup_connection_value(
+					 c, MHD_GET_ARGUMENT_KIND, "format"),
+				 &fmt))
+		err = -EINVAL;
+	if (err)
+		return target_error(d, c, err,
+				    "usage: /debug/pprof/heap?pid=N|comm=NAME"
+				    "[&format=pprof|folded|text]");
+	/* before following it: nothing of another user's process is read */
+	err = hs_http__may_read(who, (pid_t)pid, &start);
+	if (err)
+		return get_error(d, c, err, pid);
+	pthread_mutex_lock(&d->lock);
+	hs_daemon__drain(d);
+	err = get_proc(d, pid, start, &p);
+	if (!err)
+		err = hs_daemon__snapshot(d, p, NULL, hs_wall_ns(), &snap);
+	pthread_mutex_unlock(&d->lock);
+	if (!err)
+		err = render(d, &snap, fmt, &buf, &len);
+	/* A process that died while we read it gives an error, not a
+	 * profile of a half-read state. */
+	if (!err && !hs_proc__alive((pid_t)pid)) {
+		free(buf);
+		err = -ESRCH;
+	}
+	if (err)
+		return get_error(d, c, err, pid);
+	return hs_http__reply(c, MHD_HTTP_OK, content_type(fmt), buf, len,
+			      true);
+}
+
+enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
+				const struct hs_http_peer *who)
+{
+	const char *ssec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "seconds");
+	struct hs_scrape_window w = {0}, **pp;
+	struct hs_snapshot snap;
+	enum hs_format fmt;
+	struct hs_proc *p;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	long pid, secs = DEFAULT_WINDOW_S;
+	uint64_t start = hs_wall_ns(), started;
+	int err;
+
+	err = target_pid(d, c, who, &pid);
+	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
+		     parse_format(MHD_lookup_connection_value(
+					  c, MHD_GET_ARGUMENT_KIND, "format"),
+				  &fmt)))
+		err = -EINVAL;
+	if (err)
+		return target_error(d, c, err,
+				    "usage: /debug/pprof/allocs?pid=N|comm=NAME"
+				    "[&seconds=1..300][&format=pprof|folded|"
+				    "text]");
+	err = hs_http__may_read(who, (pid_t)pid, &started);
+	if (err)
+		return get_error(d, c, err, pid);
+	w.prof = hs_profile__new();
+	if (!w.prof)
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	pthread_mutex_lock(&d->lock);
+	err = get_proc(d, pid, started, &p);
+	if (!err) {
+		w.proc = p;
+		w.next = p->windows;
+		p->windows = &w;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (err) {
+		hs_profile__free(w.prof);
+		return get_error(d, c, err, pid);
+	}
+	for (long i = 0; i < secs * 10 && !*d->exiting; i++) {
+		struct timespec ts = {0, 100000000};
+		bool dead;
+
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&d->lock);
+		dead = w.dead;
+		pthread_mutex_unlock(&d->lock);
+		if (dead)
+			break;
+	}
+	pthread_mutex_lock(&d->lock);
+	hs_daemon__drain(d);
+	if (w.dead || !w.proc) {
+		err = -EPIPE;
+	} else {
+		for (pp = &w.proc->windows; *pp && *pp != &w; pp = &(*pp)->next)
+			;
+		if (*pp)
+			*pp = w.next;
+		err = *d->exiting ? -ECANCELED
+				  : hs_daemon__snapshot(d, w.proc, &w, start,
+							&snap);
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (!err)
+		err = render(d, &snap, fmt, &buf, &len);
+	hs_profile__free(w.prof);
+	if (err == -EPIPE) {
+		char msg[120];
+
+		snprintf(msg, sizeof(msg),
+			 "process %ld exited or called exec during the "
+			 "window",
+			 pid);
+		return hs_http__reply_error(d, c, MHD_HTTP_GONE, msg);
+	}
+	if (err == -ECANCELED)
+		return hs_http__reply_error(d, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					    "daemon shutting down");
+	if (err)
+		return get_error(d, c, err, pid);
+	return hs_http__reply(c, MHD_HTTP_OK, content_type(fmt), buf, len,
+			      true);
+}

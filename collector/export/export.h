@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export.h - collector/export/: aggregated stacks out as bytes: folded
+ * stacks, gzip'd pprof, a text top list (one render for every front-end,
+ * render.c), with the notes every profile carries, and written to a file
+ * atomically (output.c).  Functions return 0 or -errno unless stated; none
+ * is thread-safe unless stated.
+ */
+#ifndef HS_EXPORT_H
+#define HS_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "kinds.h"
+#include "profiles.h"
+#include "symbolize.h"
+
+/* --------------------------------------------------- "export_folded.c" */
+
+struct hs_folded_line {
+	char *stack; /* "root;...;leaf" */
+	double value;
+	uint64_t samples;
+};
+
+/* Symbolize and merge aggregated stacks into folded lines sorted by value
+ * descending (ties by stack text). */
+int hs_folded__build(const struct hs_stack_agg *aggs, size_t n, enum hs_value v,
+		     hs_symbolize_fn sym, void *sym_ctx,
+		     struct hs_folded_line **lines, size_t *nlines);
+int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
+/* Write to path atomically (hs_write_file_atomic); NULL or "-": stdout. */
+int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
+			  size_t n);
+/* Free n lines from hs_folded__build (NULL is a no-op). */
+void hs_folded__free(struct hs_folded_line *lines, size_t n);
+
+/* ---------------------------------------------------- "export_pprof.c" */
+
+/* What a pprof profile says besides its stacks (export_pprof.c). */
+struct hs_pprof_meta {
+	pid_t pid;	    /* host (init namespace) pid */
+	pid_t nspid;	    /* pid inside the process's own namespace */
+	const char *comm;   /* label, may be NULL */
+	const char *cgroup; /* cgroup v2 path, label, may be NULL */
+	int64_t period;	    /* sampling period T, bytes (<= 0: unknown) */
+	int64_t time_nanos; /* wall clock of the profile, ns since epoch */
+	int64_t duration_nanos;
+	const char *const *comments; /* notes: lost events, sampling cost */
+	size_t ncomments;
+	bool allocs;	/* alloc_* (window) instead of inuse_* sample types */
+	bool residency; /* add resident_space, swapped_space,
+			 * not_resident_space, huge_space (bytes) */
+	/* Other sample types instead of the heap/allocs ones (lifetime,
+	 * fragmentation): ntypes names/units; values(agg, vals[ntypes]). */
+	size_t ntypes;
+	const char *const *type_names, *const *type_units;
+	void (*values)(const struct hs_stack_agg *a, int64_t *vals);
+};
+
+/* Sample types a profile can carry (= common/pprof.h PPROF_MAX_VALUES). */
+#define HS_PPROF_MAX_TYPES 16
+
+/* A value as pprof's int64: v rounded to the nearest integer (halves away
+ * from zero), INT64_MAX above 9e18. */
+int64_t hs_pprof__round(double v);
+
+/*
+ * Encode aggregated stacks as a gzip'd pprof profile: sample types
+ * [inuse|alloc]_objects/count, [inuse|alloc]_space/bytes,
+ * [inuse|alloc]_requested_space/bytes, samples/count; *out is malloc'd.
+ * syms may be NULL (every frame "[unknown]").
+ */
+int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
+		    struct hs_syms *syms, const struct hs_pprof_meta *m,
+		    uint8_t **out, size_t *len);
+
+/* ----------------------------------------------------- "export_text.c" */
+
+/* Short top list ("flat" per leaf function and the heaviest stacks) of
+ * folded lines; total is the profile's total value. */
+int hs_text__write(FILE *f, const struct hs_folded_line *lines, size_t n,
+		   enum hs_value v);
+
+/* ---------------------------------------------------------- "render.c" */
+
+/* What hs_render turns into bytes. */
+struct hs_render {
+	/* aggregated stacks: pprof, and folded / text when lines is NULL */
+	const struct hs_stack_agg *aggs;
+	size_t naggs;
+	/* folded / text: the folded lines if the caller has them already
+	 * (NULL: built from aggs with value and syms) */
+	const struct hs_folded_line *lines;
+	size_t nlines;
+	enum hs_value value;		  /* folded / text value */
+	struct hs_syms *syms;		  /* may be NULL: frames "[unknown]" */
+	const struct hs_pprof_meta *meta; /* types, labels, notes */
+	bool text_notes; /* text: meta's comments first, as "# " lines */
+};
+
+/*
+ * Render r as fmt: a gzip'd pprof profile (hs_pprof__build), folded text
+ * (hs_folded__write) or the text top list (hs_text__write).  *out is
+ * malloc'd (*len bytes).  0 or -errno (-ENOMEM).  Symbolizes through
+ * r->syms: the caller holds whatever protects it.
+ */
+int hs_render(const struct hs_render *r, enum hs_format fmt, uint8_t **out,
+	      size_t *len);
+
+struct hs_report_stats {
+	pid_t pid, nspid;
+	const char *binary;
+	uint64_t live, lost_ringbuf, seq_lost, lost_stack;
+	uint64_t lost_ringbuf_proc; /* ring-buffer drops of this process */
+	int64_t period;
+	uint64_t sampled_bytes, records; /* from the registry header */
+	uint64_t cached_bytes; /* header: freed sampled pages kept for reuse */
+	/* compatible probes (provider OTEL / DDHEAP; AUTO = HEAPSCOPE): no
+	 * registry, so the comments say what the profile cannot hold */
+	enum hs_provider provider;
+	bool compat_no_free;	   /* the object has no free probe */
+	uint64_t compat_unmatched; /* frees of allocations before the attach */
+};
+
+/* Comment lines hs_report__comments writes at most. */
+#define HS_REPORT_MAX_NOTES 4
+
+/* Fill up to max (>= 3; HS_REPORT_MAX_NOTES for every note) comment
+ * lines of 160 bytes; returns how many. */
+int hs_report__comments(char out[][160], size_t max,
+			const struct hs_report_stats *st);
+
+/* ---------------------------------------------------------- "output.c" */
+
+/* Output files (record -o) may replace an existing path only when this is
+ * true (default; `record` clears it unless --force).  Never follows a
+ * symlink at path: the temporary file is linked or renamed over it.  Set
+ * once, before any write (main thread). */
+extern bool hs_output_force;
+/* Could a profile be written to path (NULL or "-": stdout, always)?  Tries
+ * a temporary file next to it, before anything is attached: 0, -EEXIST
+ * (exists, not forced), -EINVAL (not a regular file or symlink: a device,
+ * a FIFO), -ENAMETOOLONG or mkstemp's -errno. */
+int hs_output__check(const char *path);
+/* Write buf (len bytes) to path through a temporary file + fsync + rename
+ * or link per hs_output_force (path NULL or "-": stdout, -EIO on a short
+ * write).  0 or -errno; on an error path is unchanged. */
+int hs_write_file_atomic(const char *path, const void *buf, size_t len);
+/* Moves the finished temporary file tmp to path per hs_output_force:
+ * 0, -EEXIST (path exists, not forced), -EINVAL (path is not a regular
+ * file or symlink) or -errno.  tmp is gone after. */
+int hs_install_output(const char *tmp, const char *path);
+
+#endif /* HS_EXPORT_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize.h - collector/symbolize/: return addresses of a process to
+ * function names, source files and lines, modules and build ids (libdwfl),
+ * after the process has exited too.  What its three files share inside is
+ * symbolize_internal.h.  A struct hs_syms is used by one thread at a time
+ * (the daemon: under its process's symbol lock); the cross-process cache
+ * is thread-safe.
+ */
+#ifndef HS_SYMBOLIZE_H
+#define HS_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Names the function of return address addr (NULL: unknown); ctx is the
+ * symbolizer's (hs_syms__name: a struct hs_syms). */
+typedef const char *(*hs_symbolize_fn)(void *ctx, uint64_t addr);
+
+/* -------------------------------------------------- "symbolize_maps.c" */
+
+struct hs_syms;
+
+/* Snapshot /proc/PID/maps and open the mapped files (so they can be read
+ * after the process exits or from another mount namespace).  NULL when
+ * the maps cannot be read (no process, no permission) or on ENOMEM;
+ * hs_syms__free(NULL) is a no-op. */
+struct hs_syms *hs_syms__new(pid_t pid);
+void hs_syms__free(struct hs_syms *s);
+/* Refresh the maps snapshot if an address lies outside it and the
+ * process is still alive. */
+void hs_syms__check(struct hs_syms *s, const uint64_t *addrs, size_t n);
+/* hs_stack_hint_fn: hs_syms__check of the struct hs_syms syms (NULL:
+ * nothing). */
+void hs_syms__hint(void *syms, const uint64_t *stack, size_t n);
+/* Take the refresh that hs_syms__check deferred (rate limit), if the
+ * process lives: _tick once the interval has passed, _sync now. */
+void hs_syms__tick(struct hs_syms *s);
+void hs_syms__sync(struct hs_syms *s);
+/* How many times the maps snapshot was refreshed (diagnostics). */
+unsigned hs_syms__refreshes(const struct hs_syms *s);
+
+/* ------------------------------------------------------- "symbolize.c" */
+
+#define HS_BUILD_ID_MAX 64 /* bytes */
+
+/* Everything known about one return address (pprof export).  Strings live
+ * as long as s (until its next maps refresh for file/module). */
+struct hs_frame {
+	const char *function; /* as hs_syms__name */
+	const char *file;     /* source file, NULL without debug info */
+	int line;	      /* source line, 0 = unknown */
+	const char *module;   /* mapped object path, NULL = unknown region */
+	uint64_t mod_start, mod_end;		/* module address range */
+	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* hex, "" = none */
+};
+
+/* Symbolize addr (a return address) fully; -ENOENT: no module (f->function
+ * is still set). */
+int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f);
+/* Name of the function containing return address `addr` (cached; the
+ * string lives as long as s): "func", "module+0xoff" or "[unknown]". */
+const char *hs_syms__name(void *s, uint64_t addr);
+
+/* ------------------------------------------------- "symbolize_cache.c" */
+
+/* The cross-process symbol cache (by build id): lookups that hit and
+ * missed, entries held.  Thread-safe. */
+void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries);
+
+#endif /* HS_SYMBOLIZE_H */

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * target.h - collector/target/: the process and what the collector reads
+ * of it from outside (no BPF): the object that carries the probes, its
+ * USDT notes, its registry of live samples, its /proc identity.  Attaching
+ * the BPF programs is attach.h.  Functions return 0 or -errno unless
+ * stated; none is thread-safe unless stated (the collector calls them
+ * from one thread, or under the daemon's lock).
+ */
+#ifndef HS_TARGET_H
+#define HS_TARGET_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "heapscope/abi.h"
+#include "kinds.h"
+
+/* ------------------------------------------------------------ "find.c" */
+
+#define HS_DEFAULT_LIB_PREFIX "libheapscope"
+
+struct hs_target {
+	pid_t pid;
+	char path[PATH_MAX]; /* the object's path as the target sees it */
+	char open_path[PATH_MAX + 64]; /* the same file, openable from here */
+	uint64_t map_start;	   /* start of its mapping with file offset 0 */
+	enum hs_provider provider; /* resolved: never AUTO after a find */
+	unsigned notes;		   /* HS_NOTE_* of the object */
+};
+
+/*
+ * Find the object providing the heapscope probes in /proc/PID/maps: the
+ * first mapping whose file name starts with `match` (no '/'), or whose path
+ * (or file name, or library name without its .so version suffix: a copy
+ * libheapscope.so matches libheapscope.so.1) equals `match`'s (contains
+ * '/'), or whose path is `match`'s real path; match NULL means
+ * HS_DEFAULT_LIB_PREFIX; failing that, a mapped file with a heapscope
+ * stapsdt note.  -ESRCH: no such process; -ENOENT: not found.
+ */
+int hs_target__find(struct hs_target *t, pid_t pid, const char *match);
+/* The file at path in process pid's /proc/PID/maps (its mapping `range`,
+ * "start-end" in hex), as openable from here: /proc/PID/map_files/RANGE
+ * for a deleted file, else /proc/PID/root/PATH (another mount namespace).
+ * Into out (size bytes, truncated).  Thread-safe. */
+void hs_target__open_path(pid_t pid, const char *path, const char *range,
+			  char *out, size_t size);
+/*
+ * hs_target__find for provider p.  HEAPSCOPE: as hs_target__find.  OTEL,
+ * DDHEAP: the first mapped object whose name matches `match` (when given)
+ * or, without `match`, the first one, that carries p's alloc probe.  AUTO:
+ * HEAPSCOPE, else OTEL, else DDHEAP.  Sets t->provider and t->notes.
+ * -ESRCH: no such process; -ENOENT: no object with such probes.
+ */
+int hs_target__find_provider(struct hs_target *t, pid_t pid, const char *match,
+			     enum hs_provider p);
+
+/* ----------------------------------------------------------- "notes.c" */
+
+/* Probes found in an object's .note.stapsdt (hs_elf_probe_notes). */
+#define HS_NOTE_HEAPSCOPE 0x01u	 /* heapscope:sample_alloc */
+#define HS_NOTE_OTEL_ALLOC 0x02u /* otel_memory:alloc */
+#define HS_NOTE_OTEL_FREE 0x04u	 /* otel_memory:free */
+#define HS_NOTE_DD_ALLOC 0x08u	 /* ddheap:alloc */
+#define HS_NOTE_DD_FREE 0x10u	 /* ddheap:free */
+
+/* USDT programs one object gets (attach.h): heapscope's sample_free,
+ * sample_alloc, rate_change, or a compatible provider's free and alloc. */
+#define HS_ATTACH_MAX_PROBES 3
+
+/* Does the ELF file at `path` carry a USDT note of provider "heapscope"? */
+bool hs_elf_has_heapscope_note(const char *path);
+/* HS_NOTE_* bits of the probes in the ELF file at `path` (0 if it cannot
+ * be read or is not ELF).  Every note is bounds-checked: the file comes
+ * from the target and is not trusted. */
+unsigned hs_elf_probe_notes(const char *path);
+/* Does an object with notes `notes` carry provider p's alloc probe
+ * (heapscope: sample_alloc)?  And its free probe? */
+bool hs_notes_have_alloc(unsigned notes, enum hs_provider p);
+bool hs_notes_have_free(unsigned notes, enum hs_provider p);
+/* The probes to attach to an object with these notes: p itself if the
+ * object has p's alloc probe; for AUTO heapscope's, else otel_memory's,
+ * else ddheap's.  AUTO = none. */
+enum hs_provider hs_notes__choose(unsigned notes, enum hs_provider p);
+
+/* -------------------------------------------------------- "registry.c" */
+
+/* Reads len bytes at addr of the target into dst: 0 or -errno. */
+typedef int (*hs_mem_read_fn)(void *ctx, uint64_t addr, void *dst, size_t len);
+
+#define HS_REGISTRY_MAX_CAPACITY HEAPSCOPE_REGISTRY_MAX_CAPACITY /* slots */
+#define HS_REGISTRY_MAX_RETRIES 16
+
+struct hs_registry_snapshot {
+	struct heapscope_registry hdr; /* validated header */
+	struct heapscope_record *recs; /* live records, seq != 0 */
+	size_t n;		       /* entries in recs */
+	uint64_t invalid;	       /* records rejected by validation */
+	unsigned retries;	       /* seqlock retries used */
+	bool per_record;	       /* copied with per-record checks only */
+};
+
+/*
+ * Copy the live records of the registry at `addr`, following the seqlock
+ * protocol of abi.h, validating every field.  After HS_REGISTRY_MAX_RETRIES
+ * unstable attempts, one last copy checks each record's seq before and
+ * after (per_record = true; only valid while the probes are attached).
+ * -EBADMSG: bad magic, version, sizes or bounds; -EAGAIN: no stable copy;
+ * -ENOMEM; or the reader's error.
+ */
+int hs_registry__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
+		      struct hs_registry_snapshot *out);
+/* Free the records of a snapshot (s itself is the caller's). */
+void hs_registry__free(struct hs_registry_snapshot *s);
+/* process_vm_readv reader; ctx points to a pid_t. */
+int hs_registry__read_process(void *ctx, uint64_t addr, void *dst, size_t len);
+/* Runtime address of `heapscope_registry` in target t (via .dynsym). */
+int hs_registry__locate(const struct hs_target *t, uint64_t *addr);
+/* Read and check only the registry header at addr of live process pid
+ * (magic, version, header size): -EBADMSG when wrong or short, or
+ * process_vm_readv's -errno. */
+int hs_registry__read_header(pid_t pid, uint64_t addr,
+			     struct heapscope_registry *h);
+
+/* -------------------------------------------------------- "procinfo.c" */
+
+struct hs_proc_info {
+	pid_t pid;	     /* host (init pid namespace) */
+	pid_t nspid;	     /* innermost namespace's pid (= pid if none) */
+	uint64_t start_time; /* clock ticks after boot (/proc/PID/stat #22) */
+	char comm[16];
+	char binary[PATH_MAX]; /* /proc/PID/exe, the target's view */
+	char cgroup[256];      /* cgroup v2 path, "" if unknown */
+};
+
+/* -ESRCH: no such process; -EBADMSG: unparsable /proc data. */
+int hs_proc__info(pid_t pid, struct hs_proc_info *pi);
+int hs_proc__start_time(pid_t pid, uint64_t *start);
+/* Does process pid exist (kill(pid, 0) is not ESRCH)?  Thread-safe. */
+bool hs_proc__alive(pid_t pid);
+
+#endif /* HS_TARGET_H */
