@@ -6,6 +6,7 @@
  *
  *   /debug/pprof/heap, /debug/pprof/allocs   http_profiles.c
  *   /processes, /metrics                     http_metrics.c
+ *   /targets                                 http_targets.c
  *
  * Unknown paths -> 404, other methods than GET/HEAD -> 405, request
  * bodies -> 413.
@@ -85,6 +86,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		return hs_http__processes(d, c);
 	if (!strcmp(url, "/metrics"))
 		return hs_http__metrics(d, c);
+	if (!strcmp(url, "/targets"))
+		return hs_http__targets(d, c);
 	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
 		return hs_http__reply(
 			c, MHD_HTTP_OK, "text/plain; charset=utf-8",

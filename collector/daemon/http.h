@@ -36,9 +36,15 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c);
 
 /* http_metrics.c: /processes (JSON array of the followed processes) and
  * /metrics (Prometheus text; counters of the whole daemon and per
- * process). */
+ * process; with ?pid=N only that process's samples: 400 if malformed,
+ * 404 if not followed). */
 enum MHD_Result hs_http__processes(struct hs_daemon *d,
 				   struct MHD_Connection *c);
 enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c);
+
+/* http_targets.c: /targets, Prometheus HTTP service discovery JSON (one
+ * target group per followed process, labelled __param_pid, pid, comm, exe,
+ * cgroup, container_id, systemd_unit). */
+enum MHD_Result hs_http__targets(struct hs_daemon *d, struct MHD_Connection *c);
 
 #endif /* HS_HTTP_H */
