@@ -4,7 +4,8 @@
  * connection, a bounded number of connections, idle connections timed
  * out, GET only, no request bodies) and its routing to the endpoints:
  *
- *   /debug/pprof/heap, /debug/pprof/allocs   http_profiles.c
+ *   /debug/pprof/heap, /debug/pprof/allocs,  http_profiles.c
+ *   /debug/pprof/ (and /: the index)
  *   /processes, /metrics                     http_metrics.c
  *   /targets                                 http_targets.c
  *
@@ -88,13 +89,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		return hs_http__metrics(d, c);
 	if (!strcmp(url, "/targets"))
 		return hs_http__targets(d, c);
-	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
-		return hs_http__reply(
-			c, MHD_HTTP_OK, "text/plain; charset=utf-8",
-			(void *)"heapscope daemon: /debug/pprof/heap?pid=N "
-				"/debug/pprof/allocs?pid=N&seconds=S "
-				"/processes /metrics\n",
-			95, false);
+	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/") ||
+	    !strcmp(url, "/debug/pprof"))
+		return hs_http__index(d, c);
 	return hs_http__reply_error(d, c, MHD_HTTP_NOT_FOUND,
 				    "no such endpoint");
 }

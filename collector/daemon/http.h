@@ -26,13 +26,18 @@ enum MHD_Result hs_http__reply_error(struct hs_daemon *d,
 				     struct MHD_Connection *c, unsigned status,
 				     const char *msg);
 
-/* http_profiles.c: /debug/pprof/heap (live heap now) and
- * /debug/pprof/allocs (sampled allocations during the next `seconds`,
- * 1..300, default 10: blocks the connection thread that long) of the
- * process named by ?pid= or ?comm=; pprof unless ?format=folded|text.
- * Errors as HTTP status: 400, 404, 409, 410, 500, 503 (shutting down). */
+/* http_profiles.c, as Go's net/http/pprof: /debug/pprof/heap and
+ * /debug/pprof/allocs of the process named by ?pid= or ?comm=, one profile
+ * with alloc_objects, alloc_space (since the daemon first followed it),
+ * inuse_objects, inuse_space; answered at once, or with ?seconds=1..300 the
+ * difference over that many seconds (blocks the connection thread that
+ * long); allocs?window=1..300: only the allocations sampled meanwhile.
+ * pprof unless ?debug=1 (text) or ?format=folded|text.  Errors as HTTP
+ * status: 400, 404, 409, 410, 500, 503 (shutting down).
+ * hs_http__index: the HTML index of /debug/pprof/ (profiles, processes). */
 enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c);
 enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c);
+enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c);
 
 /* http_metrics.c: /processes (JSON array of the followed processes) and
  * /metrics (Prometheus text; counters of the whole daemon and per

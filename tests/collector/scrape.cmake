@@ -2,7 +2,8 @@
 # collector/: what scrapers see (issue 16 items 8, 9): the cgroup path
 # parser behind /targets' container_id and systemd_unit labels (unit);
 # a real Prometheus discovering the daemon's processes through
-# http_sd_configs and scraping them (root, BPF, prometheus).  Uses
+# http_sd_configs and scraping them (root, BPF, prometheus); the
+# /debug/pprof/ endpoints read by go tool pprof (root, BPF, go).  Uses
 # hold_100mib from daemon.cmake.
 if(HEAPSCOPE_BUILD_COLLECTOR)
   add_executable(test_cgroup_ids ${CMAKE_CURRENT_SOURCE_DIR}/test_cgroup_ids.c)
@@ -15,5 +16,14 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
       $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
       $<TARGET_FILE:hold_100mib>)
   set_tests_properties(scrape_prometheus PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon")
+
+  # Go's net/http/pprof conventions: heap/allocs types, ?seconds= deltas,
+  # ?debug=1, allocs?window=, the index (root, BPF, go tool pprof)
+  add_test(NAME scrape_pprof
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_scrape_pprof.sh
+      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+      $<TARGET_FILE:hold_100mib>)
+  set_tests_properties(scrape_pprof PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon")
 endif()
