@@ -147,7 +147,8 @@ bool hs_proc__alive(pid_t pid);
  * (/docker/ID, /kubepods/.../ID) or as a runtime's scope (docker-ID.scope,
  * cri-containerd-ID.scope, crio-ID.scope, libpod-ID.scope); "" if none.
  * unit = the last segment ending in ".service"; "" if none or if it
- * does not fit in unit_size bytes.  Pure string work, thread-safe; cgroup may be "".
+ * does not fit in unit_size bytes.  Pure string work, thread-safe;
+ * cgroup may be "".
  */
 void hs_proc__cgroup_ids(const char *cgroup, char id[HS_CONTAINER_ID_LEN + 1],
 			 char *unit, size_t unit_size);
