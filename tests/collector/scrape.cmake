@@ -4,7 +4,8 @@
 # a real Prometheus discovering the daemon's processes through
 # http_sd_configs and scraping them (root, BPF, prometheus); the
 # /debug/pprof/ endpoints read by go tool pprof (root, BPF, go).  Uses
-# hold_100mib from daemon.cmake.
+# hold_100mib from daemon.cmake.  The daemon tests run serially: their
+# uprobes on the build's library count as a collector in every test process.
 if(HEAPSCOPE_BUILD_COLLECTOR)
   add_executable(test_cgroup_ids ${CMAKE_CURRENT_SOURCE_DIR}/test_cgroup_ids.c)
   target_link_libraries(test_cgroup_ids PRIVATE hs_collector_core
@@ -16,7 +17,8 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
       $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
       $<TARGET_FILE:hold_100mib>)
   set_tests_properties(scrape_prometheus PROPERTIES
-    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon")
+    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon"
+    RUN_SERIAL TRUE)
 
   # Go's net/http/pprof conventions: heap/allocs types, ?seconds= deltas,
   # ?debug=1, allocs?window=, the index (root, BPF, go tool pprof)
@@ -25,5 +27,6 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
       $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
       $<TARGET_FILE:hold_100mib>)
   set_tests_properties(scrape_pprof PROPERTIES
-    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon")
+    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon"
+    RUN_SERIAL TRUE)
 endif()
