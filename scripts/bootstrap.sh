@@ -9,6 +9,7 @@ PKGS=(
   libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
   libcmocka-dev systemtap-sdt-dev libmicrohttpd-dev
   sqlite3 python3 bash coreutils procps util-linux golang-go curl
+  prometheus
   libpython3.11-testsuite
   systemd man-db lintian file dpkg-dev
 )

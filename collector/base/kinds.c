@@ -71,6 +71,10 @@ const char *hs_value_name(enum hs_value v)
 		return "fragmentation bytes (proxy)";
 	case HS_VALUE_FRAGMENTATION_AGE:
 		return "fragmentation bytes (age-weighted)";
+	case HS_VALUE_ALLOC_SPACE:
+		return "allocated bytes";
+	case HS_VALUE_ALLOC_OBJECTS:
+		return "allocated objects";
 	default:
 		return "inuse bytes";
 	}

@@ -27,6 +27,10 @@ enum hs_value {
 	/* fragmentation profile (fragmentation.c) */
 	HS_VALUE_FRAGMENTATION, /* bytes, proxy method (docs/profiles.md) */
 	HS_VALUE_FRAGMENTATION_AGE, /* bytes, age-weighted attribution */
+	/* allocations since the daemon first followed the process
+	 * (hs_alloc_totals__add): the daemon's allocs profile */
+	HS_VALUE_ALLOC_SPACE,	/* estimated allocated bytes */
+	HS_VALUE_ALLOC_OBJECTS, /* estimated objects */
 };
 
 /* What `record --profile` reports (DESIGN.md section 6). */

@@ -52,7 +52,11 @@ struct hs_pprof_meta {
 	int64_t duration_nanos;
 	const char *const *comments; /* notes: lost events, sampling cost */
 	size_t ncomments;
-	bool allocs;	/* alloc_* (window) instead of inuse_* sample types */
+	bool allocs; /* alloc_* (window) instead of inuse_* sample types */
+	/* Go's heap types instead: alloc_objects, alloc_space,
+	 * inuse_objects, inuse_space (then inuse_requested_space, samples);
+	 * the default alloc_space if allocs, else inuse_space */
+	bool go_types;
 	bool residency; /* add resident_space, swapped_space,
 			 * not_resident_space, huge_space (bytes) */
 	/* Other sample types instead of the heap/allocs ones (lifetime,
