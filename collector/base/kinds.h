@@ -9,6 +9,8 @@
 #ifndef HS_KINDS_H
 #define HS_KINDS_H
 
+#include <stdbool.h>
+
 enum hs_value {
 	HS_VALUE_INUSE = 0, /* estimated allocated bytes a*W/(r+1) (default) */
 	HS_VALUE_REQUESTED, /* estimated requested bytes r*W/(r+1) */
@@ -67,6 +69,14 @@ int hs_parse_profile(const char *s, enum hs_profile_kind *out);
 /* Folded value when --value is not given: objects for lifetime,
  * fragmentation for fragmentation, inuse otherwise. */
 enum hs_value hs_profile_kind__default_value(enum hs_profile_kind kind);
+/* Whether value v belongs to profile kind (its aggregates carry it):
+ * inuse, requested and objects everywhere; residency values for heap;
+ * lifetime_* and same_thread for lifetime; fragmentation[_age] for
+ * fragmentation.  _values: those names as one list for messages. */
+bool hs_profile_kind__has_value(enum hs_profile_kind kind, enum hs_value v);
+const char *hs_profile_kind__values(enum hs_profile_kind kind);
+/* "heap", "allocs", "lifetime", "peak", "fragmentation". */
+const char *hs_profile_kind__name(enum hs_profile_kind kind);
 /* --format, ?format=: "folded", "pprof", "text". */
 int hs_parse_format(const char *s, enum hs_format *out);
 /* --provider: "auto", "heapscope", "otel_memory" (or "otel"), "ddheap". */

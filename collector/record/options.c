@@ -93,6 +93,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *value_arg = NULL;
 	char *end;
 	long v;
 	int c;
@@ -151,6 +152,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 				return -EINVAL;
 			}
 			o->value_set = true;
+			value_arg = optarg;
 			break;
 		case OPT_PROFILE:
 			if (hs_parse_profile(optarg, &o->profile)) {
@@ -198,6 +200,14 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 	if (optind < argc) {
 		fprintf(stderr, "heapscope: unexpected argument '%s'\n",
 			argv[optind]);
+		return -EINVAL;
+	}
+	if (o->value_set && !hs_profile_kind__has_value(o->profile, o->value)) {
+		fprintf(stderr,
+			"heapscope: --value %s does not belong to --profile "
+			"%s (it has: %s)\n",
+			value_arg, hs_profile_kind__name(o->profile),
+			hs_profile_kind__values(o->profile));
 		return -EINVAL;
 	}
 	if (!o->pid) {
