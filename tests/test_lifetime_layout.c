@@ -171,6 +171,8 @@ static void test_pprof_types(void **state)
 			assert_int_equal(v[i], 80);
 		}
 	}
+	/* folded --value lifetime: the same sum */
+	assert_true(hs_agg_value(&aggs[0], HS_VALUE_LIFETIME_SUM) == 120);
 	assert_string_equal(m.type_names[0], "objects");
 	assert_string_equal(m.type_names[1], "lifetime");
 	free(aggs);

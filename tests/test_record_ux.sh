@@ -53,6 +53,7 @@ if [ "$MODE" = value ]; then
 	}
 	refuse heap lifetime_mean
 	refuse heap same_thread
+	refuse heap lifetime
 	refuse heap fragmentation
 	refuse allocs resident
 	refuse allocs lifetime_max
@@ -68,7 +69,7 @@ if [ "$MODE" = value ]; then
 	for v in inuse requested objects resident swapped not_resident huge; do
 		accept heap $v
 	done
-	for v in objects lifetime_mean lifetime_min lifetime_max same_thread; do
+	for v in objects lifetime lifetime_mean lifetime_min lifetime_max same_thread; do
 		accept lifetime $v
 	done
 	accept fragmentation fragmentation_age

@@ -34,6 +34,8 @@ int hs_parse_value(const char *s, enum hs_value *out)
 		*out = HS_VALUE_LIFETIME_MIN;
 	else if (!strcmp(s, "lifetime_max"))
 		*out = HS_VALUE_LIFETIME_MAX;
+	else if (!strcmp(s, "lifetime"))
+		*out = HS_VALUE_LIFETIME_SUM;
 	else if (!strcmp(s, "same_thread"))
 		*out = HS_VALUE_SAME_THREAD;
 	else if (!strcmp(s, "fragmentation"))
@@ -66,6 +68,8 @@ const char *hs_value_name(enum hs_value v)
 		return "ns min lifetime";
 	case HS_VALUE_LIFETIME_MAX:
 		return "ns max lifetime";
+	case HS_VALUE_LIFETIME_SUM:
+		return "ns summed lifetime";
 	case HS_VALUE_SAME_THREAD:
 		return "objects freed by their thread";
 	case HS_VALUE_FRAGMENTATION:
@@ -111,8 +115,9 @@ static const char *const profile_values[] = {
 	[HS_PROFILE_HEAP] = "inuse, requested, objects, resident, swapped, "
 			    "not_resident, huge",
 	[HS_PROFILE_ALLOCS] = "inuse, requested, objects",
-	[HS_PROFILE_LIFETIME] = "objects, inuse, requested, lifetime_mean, "
-				"lifetime_min, lifetime_max, same_thread",
+	[HS_PROFILE_LIFETIME] = "objects, inuse, requested, lifetime, "
+				"lifetime_mean, lifetime_min, lifetime_max, "
+				"same_thread",
 	[HS_PROFILE_PEAK] = "inuse, requested, objects",
 	[HS_PROFILE_FRAGMENTATION] = "fragmentation, fragmentation_age, "
 				     "inuse, requested, objects",

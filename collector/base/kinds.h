@@ -25,6 +25,7 @@ enum hs_value {
 	HS_VALUE_LIFETIME_MEAN, /* ns, weighted by estimated objects */
 	HS_VALUE_LIFETIME_MIN,	/* ns */
 	HS_VALUE_LIFETIME_MAX,	/* ns */
+	HS_VALUE_LIFETIME_SUM,	/* ns: Σ c·t, the objects' summed lifetimes */
 	HS_VALUE_SAME_THREAD,	/* estimated objects freed by their allocator */
 	/* fragmentation profile (fragmentation.c) */
 	HS_VALUE_FRAGMENTATION, /* bytes, proxy method (docs/profiles.md) */
@@ -59,7 +60,8 @@ enum hs_provider {
 
 /* --value: "inuse" (or "inuse_space"), "requested", "objects" (or
  * "inuse_objects"), "resident", "swapped", "not_resident", "huge",
- * "lifetime_mean", "lifetime_min", "lifetime_max", "same_thread",
+ * "lifetime_mean", "lifetime_min", "lifetime_max", "lifetime" (the sum),
+ * "same_thread",
  * "fragmentation", "fragmentation_age". */
 int hs_parse_value(const char *s, enum hs_value *out);
 /* The unit a value is stated in ("inuse bytes", "objects", ...). */
