@@ -143,7 +143,7 @@ struct hs_snapshot {
 	size_t naggs;
 	struct hs_symref *sym; /* a reference */
 	struct hs_proc_info info;
-	char comments[HS_REPORT_MAX_NOTES][160];
+	char comments[HS_REPORT_MAX_NOTES][HS_REPORT_NOTE_LEN];
 	const char *cptr[HS_REPORT_MAX_NOTES];
 	struct hs_pprof_meta meta;
 	enum hs_value value; /* folded / text value (0: inuse) */

@@ -72,7 +72,8 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 		memset(&f, 0, sizeof(f));
 		f.function = "[unknown]";
 	}
-	line.function_id = pprof_function(x->b, f.function, f.file);
+	line.function_id =
+		pprof_function_sys(x->b, f.function, f.system_name, f.file);
 	line.line = f.line;
 	return pprof_location(x->b, mapping_for(x, &f), pc, &line, 1);
 }

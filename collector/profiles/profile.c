@@ -406,6 +406,8 @@ double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v)
 		return a->lt_min;
 	case HS_VALUE_LIFETIME_MAX:
 		return a->lt_max;
+	case HS_VALUE_LIFETIME_SUM:
+		return a->lt_sum;
 	case HS_VALUE_SAME_THREAD:
 		return a->same_thread;
 	case HS_VALUE_FRAGMENTATION:

@@ -293,9 +293,10 @@ int hs_window__peak(const struct hs_window *w, struct hs_stack_agg **out,
 		    size_t *n, double *total);
 uint64_t hs_window__peak_snapshots(const struct hs_window *w);
 /* pprof sample types of the lifetime profile: objects/count,
- * lifetime_mean|min|max/nanoseconds, same_thread_objects/count,
- * space/bytes, samples/count.  (pprof sums values when it merges
- * samples; mean/min/max are only right per sample.) */
+ * lifetime/nanoseconds (the objects' summed lifetimes, Σ c·t: mean =
+ * lifetime / objects), lifetime_min|max/nanoseconds (per stack),
+ * same_thread_objects/count, space/bytes, samples/count.  (pprof sums
+ * values when it merges samples: min and max are only right per stack.) */
 struct hs_pprof_meta;
 void hs_window__pprof_lifetime(struct hs_pprof_meta *m);
 /* The aggregation of profile `kind` (malloc'd): heap and fragmentation
