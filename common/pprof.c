@@ -148,7 +148,7 @@ static int itab_put(struct itab *t, uint64_t key, uint64_t id, ieq_fn eq,
 /* ------------------------------------------------------------ builder */
 
 struct func_key {
-	uint64_t name, file; /* string indices */
+	uint64_t name, sys, file; /* string indices (sys: system_name) */
 };
 
 struct pprof_builder {
@@ -338,15 +338,26 @@ static bool func_eq(const void *ctx, uint64_t id)
 	const struct func_key *k = ((const void **)ctx)[1];
 
 	return b->funcs[id - 1].name == k->name &&
+	       b->funcs[id - 1].sys == k->sys &&
 	       b->funcs[id - 1].file == k->file;
 }
 
 uint64_t pprof_function(struct pprof_builder *b, const char *name,
 			const char *filename)
 {
-	struct func_key k = {str_index(b, name), str_index(b, filename)};
+	return pprof_function_sys(b, name, name, filename);
+}
+
+uint64_t pprof_function_sys(struct pprof_builder *b, const char *name,
+			    const char *system_name, const char *filename)
+{
+	struct func_key k = {str_index(b, name),
+			     str_index(b, system_name ? system_name : name),
+			     str_index(b, filename)};
 	const void *ctx[2] = {b, &k};
-	uint64_t h = mix(k.name) ^ (k.file * 0x9e3779b97f4a7c15ULL), id;
+	uint64_t h = mix(k.name) ^ mix(k.sys + 1) ^
+		     (k.file * 0x9e3779b97f4a7c15ULL);
+	uint64_t id;
 	struct pprof_buf *m = &b->m1;
 	struct ient *e;
 
@@ -371,7 +382,7 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name,
 	b->nfuncs++;
 	pprof_put_uint(m, FUNCTION_ID, id);
 	pprof_put_uint(m, FUNCTION_NAME, k.name);
-	pprof_put_uint(m, FUNCTION_SYSTEM_NAME, k.name);
+	pprof_put_uint(m, FUNCTION_SYSTEM_NAME, k.sys);
 	pprof_put_uint(m, FUNCTION_FILENAME, k.file);
 	pprof_put_msg(&b->functions, PROFILE_FUNCTION, m);
 	if (b->functions.oom)

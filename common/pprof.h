@@ -66,6 +66,11 @@ uint64_t pprof_add_mapping(struct pprof_builder *b, uint64_t start,
  * pair returns the same id.  0 on ENOMEM. */
 uint64_t pprof_function(struct pprof_builder *b, const char *name,
 			const char *filename);
+/* The same with a system name (pprof's Function.system_name: the name as
+ * the object spells it, e.g. mangled, where name is the demangled one);
+ * system_name NULL = name.  Interned by (name, system_name, filename). */
+uint64_t pprof_function_sys(struct pprof_builder *b, const char *name,
+			    const char *system_name, const char *filename);
 /*
  * The location of `address` in mapping_id (0 = none) with its lines
  * (innermost inline frame first; n may be 0), interned by address: the

@@ -6,9 +6,10 @@ set -euo pipefail
 
 PKGS=(
   build-essential cmake pkg-config clang llvm libclang-rt-14-dev
-  libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
+  libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool libiberty-dev
   libcmocka-dev systemtap-sdt-dev libmicrohttpd-dev
   sqlite3 python3 bash coreutils procps util-linux golang-go curl
+  prometheus
   libpython3.11-testsuite
   systemd man-db lintian file dpkg-dev
 )

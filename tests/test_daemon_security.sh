@@ -218,6 +218,17 @@ else
 	echo "note: set-uid not honoured here (nosuid mount?): case not run"
 fi
 expect "nobody: no such pid" 404 "$(u_code nobody "/debug/pprof/heap?pid=2147483646")"
+# the discovery, the index and the per-process metrics follow the same rule
+expect "nobody: /targets" 200 "$(u_code nobody /targets)"
+grep -q "\"__param_pid\": \"$npid\"" "$work/body" || fail "nobody's /targets lacks its own $npid: $(cat "$work/body")"
+grep -q "\"__param_pid\": \"$rpid\"" "$work/body" && fail "nobody's /targets lists root's $rpid"
+expect "root: /targets" 200 "$(u_code root /targets)"
+grep -q "\"__param_pid\": \"$rpid\"" "$work/body" || fail "root's /targets lacks root's $rpid"
+expect "nobody: index" 200 "$(u_code nobody /debug/pprof/)"
+grep -q "heap?pid=$rpid&" "$work/body" && fail "nobody's index links root's $rpid"
+grep -q "heap?pid=$npid&" "$work/body" || fail "nobody's index lacks its own $npid"
+expect "nobody: root's /metrics?pid" 403 "$(u_code nobody "/metrics?pid=$rpid")"
+expect "nobody: own /metrics?pid" 200 "$(u_code nobody "/metrics?pid=$npid")"
 # two followed processes named hold_100mib: root sees both (409), nobody one
 expect "root: comm=hold_100mib" 409 "$(u_code root "/debug/pprof/heap?comm=hold_100mib")"
 expect "nobody: comm=hold_100mib" 200 "$(u_code nobody "/debug/pprof/heap?comm=hold_100mib&format=folded")"

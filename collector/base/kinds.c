@@ -6,6 +6,7 @@
  * `record`, the daemon's HTTP queries and the exports.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "heapscope/abi.h"
@@ -33,6 +34,8 @@ int hs_parse_value(const char *s, enum hs_value *out)
 		*out = HS_VALUE_LIFETIME_MIN;
 	else if (!strcmp(s, "lifetime_max"))
 		*out = HS_VALUE_LIFETIME_MAX;
+	else if (!strcmp(s, "lifetime"))
+		*out = HS_VALUE_LIFETIME_SUM;
 	else if (!strcmp(s, "same_thread"))
 		*out = HS_VALUE_SAME_THREAD;
 	else if (!strcmp(s, "fragmentation"))
@@ -65,24 +68,32 @@ const char *hs_value_name(enum hs_value v)
 		return "ns min lifetime";
 	case HS_VALUE_LIFETIME_MAX:
 		return "ns max lifetime";
+	case HS_VALUE_LIFETIME_SUM:
+		return "ns summed lifetime";
 	case HS_VALUE_SAME_THREAD:
 		return "objects freed by their thread";
 	case HS_VALUE_FRAGMENTATION:
 		return "fragmentation bytes (proxy)";
 	case HS_VALUE_FRAGMENTATION_AGE:
 		return "fragmentation bytes (age-weighted)";
+	case HS_VALUE_ALLOC_SPACE:
+		return "allocated bytes";
+	case HS_VALUE_ALLOC_OBJECTS:
+		return "allocated objects";
 	default:
 		return "inuse bytes";
 	}
 }
 
-int hs_parse_profile(const char *s, enum hs_profile_kind *out)
-{
-	static const char *const names[] = {"heap", "allocs", "lifetime",
+/* --profile names, indexed by enum hs_profile_kind */
+static const char *const profile_names[] = {"heap", "allocs", "lifetime",
 					    "peak", "fragmentation"};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!strcmp(s, names[i])) {
+int hs_parse_profile(const char *s, enum hs_profile_kind *out)
+{
+	for (size_t i = 0; i < sizeof(profile_names) / sizeof(*profile_names);
+	     i++) {
+		if (!strcmp(s, profile_names[i])) {
 			*out = (enum hs_profile_kind)i;
 			return 0;
 		}
@@ -100,6 +111,53 @@ enum hs_value hs_profile_kind__default_value(enum hs_profile_kind kind)
 	default:
 		return HS_VALUE_INUSE;
 	}
+}
+
+/* Which values each profile's aggregates carry (window.c, profile.c,
+ * fragmentation.c, residency.c fill them). */
+static const char *const profile_values[] = {
+	[HS_PROFILE_HEAP] = "inuse, requested, objects, resident, swapped, "
+			    "not_resident, huge",
+	[HS_PROFILE_ALLOCS] = "inuse, requested, objects",
+	[HS_PROFILE_LIFETIME] = "objects, inuse, requested, lifetime, "
+				"lifetime_mean, lifetime_min, lifetime_max, "
+				"same_thread",
+	[HS_PROFILE_PEAK] = "inuse, requested, objects",
+	[HS_PROFILE_FRAGMENTATION] = "fragmentation, fragmentation_age, "
+				     "inuse, requested, objects",
+};
+
+bool hs_profile_kind__has_value(enum hs_profile_kind kind, enum hs_value v)
+{
+	if (v == HS_VALUE_INUSE || v == HS_VALUE_REQUESTED ||
+	    v == HS_VALUE_OBJECTS)
+		return true;
+	switch (kind) {
+	case HS_PROFILE_HEAP:
+		return v >= HS_VALUE_RESIDENT && v <= HS_VALUE_HUGE;
+	case HS_PROFILE_LIFETIME:
+		return v >= HS_VALUE_LIFETIME_MEAN &&
+		       v <= HS_VALUE_SAME_THREAD;
+	case HS_PROFILE_FRAGMENTATION:
+		return v == HS_VALUE_FRAGMENTATION ||
+		       v == HS_VALUE_FRAGMENTATION_AGE;
+	default:
+		return false;
+	}
+}
+
+const char *hs_profile_kind__values(enum hs_profile_kind kind)
+{
+	if ((unsigned)kind >= sizeof(profile_values) / sizeof(*profile_values))
+		return "";
+	return profile_values[kind];
+}
+
+const char *hs_profile_kind__name(enum hs_profile_kind kind)
+{
+	if ((unsigned)kind >= sizeof(profile_names) / sizeof(*profile_names))
+		return "?";
+	return profile_names[kind];
 }
 
 int hs_parse_format(const char *s, enum hs_format *out)

@@ -9,6 +9,8 @@
 #ifndef HS_KINDS_H
 #define HS_KINDS_H
 
+#include <stdbool.h>
+
 enum hs_value {
 	HS_VALUE_INUSE = 0, /* estimated allocated bytes a*W/(r+1) (default) */
 	HS_VALUE_REQUESTED, /* estimated requested bytes r*W/(r+1) */
@@ -23,10 +25,15 @@ enum hs_value {
 	HS_VALUE_LIFETIME_MEAN, /* ns, weighted by estimated objects */
 	HS_VALUE_LIFETIME_MIN,	/* ns */
 	HS_VALUE_LIFETIME_MAX,	/* ns */
+	HS_VALUE_LIFETIME_SUM,	/* ns: Σ c·t, the objects' summed lifetimes */
 	HS_VALUE_SAME_THREAD,	/* estimated objects freed by their allocator */
 	/* fragmentation profile (fragmentation.c) */
 	HS_VALUE_FRAGMENTATION, /* bytes, proxy method (docs/profiles.md) */
 	HS_VALUE_FRAGMENTATION_AGE, /* bytes, age-weighted attribution */
+	/* allocations since the daemon first followed the process
+	 * (hs_alloc_totals__add): the daemon's allocs profile */
+	HS_VALUE_ALLOC_SPACE,	/* estimated allocated bytes */
+	HS_VALUE_ALLOC_OBJECTS, /* estimated objects */
 };
 
 /* What `record --profile` reports (DESIGN.md section 6). */
@@ -57,7 +64,8 @@ enum hs_provider {
 
 /* --value: "inuse" (or "inuse_space"), "requested", "objects" (or
  * "inuse_objects"), "resident", "swapped", "not_resident", "huge",
- * "lifetime_mean", "lifetime_min", "lifetime_max", "same_thread",
+ * "lifetime_mean", "lifetime_min", "lifetime_max", "lifetime" (the sum),
+ * "same_thread",
  * "fragmentation", "fragmentation_age". */
 int hs_parse_value(const char *s, enum hs_value *out);
 /* The unit a value is stated in ("inuse bytes", "objects", ...). */
@@ -67,6 +75,14 @@ int hs_parse_profile(const char *s, enum hs_profile_kind *out);
 /* Folded value when --value is not given: objects for lifetime,
  * fragmentation for fragmentation, inuse otherwise. */
 enum hs_value hs_profile_kind__default_value(enum hs_profile_kind kind);
+/* Whether value v belongs to profile kind (its aggregates carry it):
+ * inuse, requested and objects everywhere; residency values for heap;
+ * lifetime_* and same_thread for lifetime; fragmentation[_age] for
+ * fragmentation.  _values: those names as one list for messages. */
+bool hs_profile_kind__has_value(enum hs_profile_kind kind, enum hs_value v);
+const char *hs_profile_kind__values(enum hs_profile_kind kind);
+/* "heap", "allocs", "lifetime", "peak", "fragmentation". */
+const char *hs_profile_kind__name(enum hs_profile_kind kind);
 /* --format, ?format=: "folded", "pprof", "text". */
 int hs_parse_format(const char *s, enum hs_format *out);
 /* --provider: "auto", "heapscope", "otel_memory" (or "otel"), "ddheap". */

@@ -70,6 +70,8 @@ struct hs_proc {
 	uint64_t created_ns; /* CLOCK_REALTIME */
 	bool gone;	     /* seen dead; freed at the next sweep */
 	struct hs_scrape_window *windows;
+	/* allocations since followed, per stack (ev.totals points here) */
+	struct hs_stack_table totals;
 	struct hs_proc *next; /* hash chain */
 };
 
@@ -141,12 +143,17 @@ struct hs_snapshot {
 	size_t naggs;
 	struct hs_symref *sym; /* a reference */
 	struct hs_proc_info info;
-	char comments[HS_REPORT_MAX_NOTES][160];
+	char comments[HS_REPORT_MAX_NOTES][HS_REPORT_NOTE_LEN];
 	const char *cptr[HS_REPORT_MAX_NOTES];
 	struct hs_pprof_meta meta;
+	enum hs_value value; /* folded / text value (0: inuse) */
 };
 
-/* Under the daemon lock: copy one process's heap (or window w's allocs). */
+/*
+ * Under the daemon lock: copy one process's heap (or window w's allocs).
+ * The heap (w NULL) carries Go's four sample types: inuse from the live
+ * samples, alloc from p->totals (allocations since followed).
+ */
 int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 			struct hs_scrape_window *w, uint64_t start_ns,
 			struct hs_snapshot *snap);

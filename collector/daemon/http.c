@@ -2,8 +2,10 @@
 /*
  * http.c - every request's checks and its routing to the endpoints:
  *
- *   /debug/pprof/heap, /debug/pprof/allocs   http_profiles.c
+ *   /debug/pprof/heap, /debug/pprof/allocs,  http_profiles.c
+ *   /debug/pprof/ (and /: the index)
  *   /processes, /metrics                     http_metrics.c
+ *   /targets                                 http_targets.c
  *
  * Every request gets a status: a connection over the limit -> 503 with
  * Retry-After; TCP without the --token-file token -> 401 with
@@ -219,9 +221,6 @@ enum MHD_Result hs_http__handle(void *cls, struct MHD_Connection *c,
 				const char *version, const char *upload_data,
 				size_t *upload_data_size, void **con_cls)
 {
-	static const char index[] =
-		"heapscope daemon: /debug/pprof/heap?pid=N "
-		"/debug/pprof/allocs?pid=N&seconds=S /processes /metrics\n";
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	const struct hs_http_conn *conn = ci ? ci->socket_context : NULL;
@@ -252,10 +251,11 @@ enum MHD_Result hs_http__handle(void *cls, struct MHD_Connection *c,
 		return hs_http__processes(d, c, &who);
 	if (!strcmp(url, "/metrics"))
 		return hs_http__metrics(d, c, &who);
-	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
-		return hs_http__reply(c, MHD_HTTP_OK,
-				      "text/plain; charset=utf-8",
-				      (void *)index, sizeof(index) - 1, false);
+	if (!strcmp(url, "/targets"))
+		return hs_http__targets(d, c, &who);
+	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/") ||
+	    !strcmp(url, "/debug/pprof"))
+		return hs_http__index(d, c, &who);
 	return hs_http__reply_error(d, c, MHD_HTTP_NOT_FOUND,
 				    "no such endpoint");
 }

@@ -92,24 +92,38 @@ bool hs_http__may_read_proc(const struct hs_http_peer *who,
 
 /* ------------------------------------------------------------ endpoints */
 
-/* http_profiles.c: /debug/pprof/heap (live heap now) and
- * /debug/pprof/allocs (sampled allocations during the next `seconds`,
- * 1..300, default 10: blocks the connection thread that long) of the
- * process named by ?pid= or ?comm= (among those who may read); pprof
- * unless ?format=folded|text.  Errors as HTTP status: 400, 403 (another
- * user's process), 404, 409, 410, 500, 503 (shutting down). */
+/* http_profiles.c, as Go's net/http/pprof: /debug/pprof/heap and
+ * /debug/pprof/allocs of the process named by ?pid= or ?comm= (among those
+ * who may read), one profile with alloc_objects, alloc_space (since the
+ * daemon first followed it), inuse_objects, inuse_space; answered at once,
+ * or with ?seconds=1..300 the difference over that many seconds (blocks the
+ * connection thread that long); allocs?window=1..300: only the allocations
+ * sampled meanwhile.  pprof unless ?debug=1 (text) or ?format=folded|text.
+ * Errors as HTTP status: 400, 403 (another user's process), 404, 409, 410,
+ * 500, 503 (shutting down).
+ * hs_http__index: the HTML index of /debug/pprof/ (profiles, and the
+ * processes who may read). */
 enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
 			      const struct hs_http_peer *who);
 enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
 				const struct hs_http_peer *who);
+enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c,
+			       const struct hs_http_peer *who);
 
 /* http_metrics.c: /processes (JSON array of the followed processes who
  * may read) and /metrics (Prometheus text; counters of the whole daemon,
- * and per process those who may read). */
+ * and per process those who may read; with ?pid=N only that process's
+ * samples: 400 if malformed, 403 another user's, 404 if not followed). */
 enum MHD_Result hs_http__processes(struct hs_daemon *d,
 				   struct MHD_Connection *c,
 				   const struct hs_http_peer *who);
 enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
+				 const struct hs_http_peer *who);
+
+/* http_targets.c: /targets, Prometheus HTTP service discovery JSON (one
+ * target group per followed process, labelled __param_pid, pid, comm, exe,
+ * cgroup, container_id, systemd_unit), of the processes who may read. */
+enum MHD_Result hs_http__targets(struct hs_daemon *d, struct MHD_Connection *c,
 				 const struct hs_http_peer *who);
 
 #endif /* HS_HTTP_H */

@@ -3,10 +3,12 @@
  * http_metrics.c - the daemon's inventory and counters:
  *
  *   /processes   JSON: the followed processes
- *   /metrics     Prometheus text exposition
+ *   /metrics     Prometheus text exposition; ?pid=N: that process's
+ *                samples only (the scrape of one /targets group)
  *
  * Both read the shared state under the daemon lock.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,9 +69,9 @@ enum MHD_Result hs_http__processes(struct hs_daemon *d,
 			/* whose probes: heapscope, otel_memory, ddheap */
 			fputs(", \"provider\": ", f);
 			json_str(f, hs_provider_name(
-					    p->t.provider == HS_PROVIDER_AUTO ?
-						    HS_PROVIDER_HEAPSCOPE :
-						    p->t.provider));
+					    p->t.provider == HS_PROVIDER_AUTO
+						    ? HS_PROVIDER_HEAPSCOPE
+						    : p->t.provider));
 			fputs(", \"cgroup\": ", f);
 			json_str(f, p->info.cgroup);
 			fprintf(f,
@@ -131,16 +133,57 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 	static const char *const lost_names[] = {"ringbuf", "stack", "args"};
 	_Static_assert(sizeof(lost_names) / sizeof(lost_names[0]) == HS_LOST_NR,
 		       "a reason per lost slot");
-	char *text = NULL;
+	const char *spid =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
+	char *text = NULL, *end;
 	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
 	bool *mine = NULL;
 	size_t i;
+	long only = 0; /* 0: every process and the daemon's counters */
+	FILE *f;
 
+	if (spid) {
+		errno = 0;
+		only = strtol(spid, &end, 10);
+		if (*spid < '1' || *spid > '9' || strlen(spid) > 10 || errno ||
+		    *end || only <= 0 || only > INT32_MAX)
+			return hs_http__reply_error(d, c, MHD_HTTP_BAD_REQUEST,
+						    "usage: /metrics[?pid=N]");
+	}
+	f = open_memstream(&text, &len);
 	if (!f)
 		return hs_http__reply_error(
 			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	pthread_mutex_lock(&d->lock);
+	/* Per-process series: only the processes who may read, decided
+	 * once (a /proc read each for a non-root peer), in table order. */
+	i = 0;
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			i++;
+	mine = calloc(i + 1, sizeof(*mine));
+	i = 0;
+	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			mine[i++] = hs_http__may_read_proc(who, p);
+	if (only) {
+		struct hs_proc *p = hs_daemon__find(d, (pid_t)only);
+		bool gone = !p || p->gone;
+
+		if (gone || !hs_http__may_read_proc(who, p)) {
+			pthread_mutex_unlock(&d->lock);
+			fclose(f);
+			free(text);
+			free(mine);
+			return gone ? hs_http__reply_error(
+					      d, c, MHD_HTTP_NOT_FOUND,
+					      "no such followed process")
+				    : hs_http__reply_error(
+					      d, c, MHD_HTTP_FORBIDDEN,
+					      "another user's process");
+		}
+		goto per_process;
+	}
 	fprintf(f,
 		"# HELP heapscope_events_total Sample events consumed from "
 		"the ring buffer.\n"
@@ -202,24 +245,15 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 			"%llu\n"
 			"heapscope_symbol_cache_lookups_total{result=\"miss\"} "
 			"%llu\n"
-			"# HELP heapscope_symbol_cache_entries Addresses in the "
+			"# HELP heapscope_symbol_cache_entries Addresses in "
+			"the "
 			"shared symbol cache.\n"
 			"# TYPE heapscope_symbol_cache_entries gauge\n"
 			"heapscope_symbol_cache_entries %zu\n",
 			(unsigned long long)hits, (unsigned long long)misses,
 			entries);
 	}
-	/* Per-process series: only the processes who may read, decided
-	 * once (a /proc read each for a non-root peer), in table order. */
-	i = 0;
-	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
-		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			i++;
-	mine = calloc(i + 1, sizeof(*mine));
-	i = 0;
-	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
-		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			mine[i++] = hs_http__may_read_proc(who, p);
+per_process:
 	fputs("# HELP heapscope_process_lost_events_total Events lost per "
 	      "process: dropped by a full ring buffer, or seen missing "
 	      "as sequence gaps.\n"
@@ -228,7 +262,7 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 	i = 0;
 	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
-			if (!mine[i++])
+			if (!mine[i++] || (only && p->pid != only))
 				continue;
 			prom_proc_sample(f,
 					 "heapscope_process_lost_events_total",
@@ -246,10 +280,10 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 	i = 0;
 	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			if (mine[i++])
+			if (mine[i++] && (!only || p->pid == only))
 				prom_proc_sample(
-					f, "heapscope_process_sampled_bytes",
-					p, "", hs_daemon__inuse(p));
+					f, "heapscope_process_sampled_bytes", p,
+					"", hs_daemon__inuse(p));
 	fputs("# HELP heapscope_process_live_samples Live sampled "
 	      "allocations per process.\n"
 	      "# TYPE heapscope_process_live_samples gauge\n",
@@ -257,7 +291,7 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 	i = 0;
 	for (size_t b = 0; mine && b < HS_DAEMON_BUCKETS; b++)
 		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			if (mine[i++])
+			if (mine[i++] && (!only || p->pid == only))
 				prom_proc_sample(
 					f, "heapscope_process_live_samples", p,
 					"",

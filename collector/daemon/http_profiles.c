@@ -2,8 +2,20 @@
 /*
  * http_profiles.c - the daemon's profile endpoints:
  *
- *   /debug/pprof/heap?pid=N|comm=NAME[&format=pprof|folded|text]
- *   /debug/pprof/allocs?pid=N|comm=NAME[&seconds=S][&format=...]
+ *   /debug/pprof/heap?pid=N|comm=NAME[&seconds=S][&debug=0|1][&format=...]
+ *   /debug/pprof/allocs?pid=N|comm=NAME[&seconds=S|&window=S][&debug=0|1]
+ *                      [&format=pprof|folded|text]
+ *   /debug/pprof/        an HTML index of the profiles and processes
+ *
+ * As Go's net/http/pprof: heap and allocs are one profile with four
+ * sample types (alloc_objects, alloc_space: allocations since the daemon
+ * first followed the process; inuse_objects, inuse_space: live now),
+ * inuse_space the default of heap and alloc_space that of allocs; both
+ * answer at once.  ?seconds=S (1..300) blocks S seconds and answers the
+ * difference of the profile over them (inuse may be negative);
+ * ?debug=1 answers text (the top list) instead of pprof.  allocs'
+ * ?window=S keeps the older form: only allocations sampled during the
+ * next S seconds, pprof types alloc_objects/alloc_space.
  *
  * Errors: malformed query -> 400, another user's process (a unix-socket
  * peer that is not root) -> 403, unknown pid / not a heapscope process ->
@@ -21,7 +33,6 @@
 #include "http.h"
 
 #define MAX_WINDOW_S 300
-#define DEFAULT_WINDOW_S 10
 
 /* A positive decimal integer of at most `max`; -EINVAL otherwise. */
 static int parse_uint(const char *s, long max, long *out)
@@ -151,80 +162,184 @@ static int get_proc(struct hs_daemon *d, long pid, uint64_t start,
 	return err;
 }
 
-enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
-			      const struct hs_http_peer *who)
+/* Go's ?debug=N: 0 pprof, 1 or 2 text; -EINVAL otherwise. */
+static int parse_debug(const char *s, bool *text)
 {
-	struct hs_snapshot snap;
-	enum hs_format fmt;
+	*text = false;
+	if (!s)
+		return 0;
+	if (strcmp(s, "0") && strcmp(s, "1") && strcmp(s, "2"))
+		return -EINVAL;
+	*text = strcmp(s, "0") != 0;
+	return 0;
+}
+
+/* ?format=, else ?debug=: what to answer in; -EINVAL if malformed. */
+static int parse_output(struct MHD_Connection *c, enum hs_format *fmt)
+{
+	const char *sf =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	bool text;
+
+	if (parse_debug(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						    "debug"),
+			&text) ||
+	    parse_format(sf, fmt))
+		return -EINVAL;
+	if (!sf && text)
+		*fmt = HS_FORMAT_TEXT;
+	return 0;
+}
+
+/* Is pid still the process with that start time (not exited, not
+ * exec'd)?  Under the daemon lock. */
+static struct hs_proc *same_proc(struct hs_daemon *d, long pid,
+				 uint64_t start_time)
+{
+	struct hs_proc *p = hs_daemon__find(d, (pid_t)pid);
+
+	return p && !p->gone && p->info.start_time == start_time ? p : NULL;
+}
+
+/*
+ * heap and allocs as Go's: one snapshot now, or (secs > 0) the
+ * difference of two, secs apart.  allocs: alloc_space is the default
+ * type, folded/text values; the profile starts when the process was
+ * first followed (secs 0).
+ */
+static enum MHD_Result go_profile(struct hs_daemon *d, struct MHD_Connection *c,
+				  long pid, uint64_t start, bool allocs,
+				  long secs, enum hs_format fmt)
+{
+	struct hs_snapshot before, snap;
 	struct hs_proc *p;
+	uint64_t t0 = hs_wall_ns();
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	uint64_t start;
-	long pid;
 	int err;
 
-	err = target_pid(d, c, who, &pid);
-	if (!err && parse_format(MHD_lookup_connection_value(
-					 c, MHD_GET_ARGUMENT_KIND, "format"),
-				 &fmt))
-		err = -EINVAL;
-	if (err)
-		return target_error(d, c, err,
-				    "usage: /debug/pprof/heap?pid=N|comm=NAME"
-				    "[&format=pprof|folded|text]");
-	/* before following it: nothing of another user's process is read */
-	err = hs_http__may_read(who, (pid_t)pid, &start);
-	if (err)
-		return get_error(d, c, err, pid);
 	pthread_mutex_lock(&d->lock);
 	hs_daemon__drain(d);
 	err = get_proc(d, pid, start, &p);
 	if (!err)
-		err = hs_daemon__snapshot(d, p, NULL, hs_wall_ns(), &snap);
+		err = hs_daemon__snapshot(d, p, NULL,
+					  allocs && !secs ? p->created_ns : t0,
+					  secs ? &before : &snap);
 	pthread_mutex_unlock(&d->lock);
-	if (!err)
+	if (err)
+		return get_error(d, c, err, pid);
+	if (secs) {
+		struct hs_stack_agg *b_aggs = before.aggs;
+		bool gone = false;
+
+		for (long i = 0; i < secs * 10 && !*d->exiting && !gone; i++) {
+			struct timespec ts = {0, 100000000};
+
+			nanosleep(&ts, NULL);
+			pthread_mutex_lock(&d->lock);
+			gone = !same_proc(d, pid, before.info.start_time);
+			pthread_mutex_unlock(&d->lock);
+		}
+		pthread_mutex_lock(&d->lock);
+		hs_daemon__drain(d);
+		p = same_proc(d, pid, before.info.start_time);
+		if (*d->exiting)
+			err = -ECANCELED;
+		else if (!p)
+			err = -EPIPE;
+		else
+			err = hs_daemon__snapshot(d, p, NULL, t0, &snap);
+		before.aggs = NULL; /* kept for the difference */
+		hs_daemon__release(d, &before);
+		pthread_mutex_unlock(&d->lock);
+		if (!err) {
+			struct hs_stack_agg *delta;
+			size_t n;
+
+			err = hs_stack_table__delta(b_aggs, before.naggs,
+						    snap.aggs, snap.naggs,
+						    &delta, &n);
+			if (err) {
+				pthread_mutex_lock(&d->lock);
+				hs_daemon__release(d, &snap);
+				pthread_mutex_unlock(&d->lock);
+			} else {
+				free(snap.aggs);
+				snap.aggs = delta;
+				snap.naggs = n;
+			}
+		}
+		free(b_aggs);
+	}
+	if (!err) {
+		snap.meta.allocs = allocs;
+		snap.value = allocs ? HS_VALUE_ALLOC_SPACE : HS_VALUE_INUSE;
 		err = render(d, &snap, fmt, &buf, &len);
+	}
 	/* A process that died while we read it gives an error, not a
 	 * profile of a half-read state. */
 	if (!err && !hs_proc__alive((pid_t)pid)) {
 		free(buf);
 		err = -ESRCH;
 	}
+	if (err == -EPIPE) {
+		char msg[120];
+
+		snprintf(msg, sizeof(msg),
+			 "process %ld exited or called exec during the "
+			 "%ld seconds",
+			 pid, secs);
+		return hs_http__reply_error(d, c, MHD_HTTP_GONE, msg);
+	}
+	if (err == -ECANCELED)
+		return hs_http__reply_error(d, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					    "daemon shutting down");
 	if (err)
 		return get_error(d, c, err, pid);
 	return hs_http__reply(c, MHD_HTTP_OK, content_type(fmt), buf, len,
 			      true);
 }
 
-enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
-				const struct hs_http_peer *who)
+enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
+			      const struct hs_http_peer *who)
 {
 	const char *ssec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						       "seconds");
-	struct hs_scrape_window w = {0}, **pp;
-	struct hs_snapshot snap;
 	enum hs_format fmt;
-	struct hs_proc *p;
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	long pid, secs = DEFAULT_WINDOW_S;
-	uint64_t start = hs_wall_ns(), started;
+	long pid, secs = 0;
+	uint64_t start;
 	int err;
 
 	err = target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
-		     parse_format(MHD_lookup_connection_value(
-					  c, MHD_GET_ARGUMENT_KIND, "format"),
-				  &fmt)))
+		     parse_output(c, &fmt)))
 		err = -EINVAL;
 	if (err)
 		return target_error(d, c, err,
-				    "usage: /debug/pprof/allocs?pid=N|comm=NAME"
-				    "[&seconds=1..300][&format=pprof|folded|"
-				    "text]");
-	err = hs_http__may_read(who, (pid_t)pid, &started);
+				    "usage: /debug/pprof/heap?pid=N|comm=NAME"
+				    "[&seconds=1..300][&debug=0|1]"
+				    "[&format=pprof|folded|text]");
+	/* before following it: nothing of another user's process is read */
+	err = hs_http__may_read(who, (pid_t)pid, &start);
 	if (err)
 		return get_error(d, c, err, pid);
+	return go_profile(d, c, pid, start, false, secs, fmt);
+}
+
+/* allocs?window=S: the allocations sampled during the next S seconds. */
+static enum MHD_Result allocs_window(struct hs_daemon *d,
+				     struct MHD_Connection *c, long pid,
+				     uint64_t started, long secs,
+				     enum hs_format fmt)
+{
+	struct hs_scrape_window w = {0}, **pp;
+	struct hs_snapshot snap;
+	struct hs_proc *p;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	uint64_t start = hs_wall_ns();
+	int err;
+
 	w.prof = hs_profile__new();
 	if (!w.prof)
 		return hs_http__reply_error(
@@ -285,4 +400,113 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
 		return get_error(d, c, err, pid);
 	return hs_http__reply(c, MHD_HTTP_OK, content_type(fmt), buf, len,
 			      true);
+}
+
+enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
+				const struct hs_http_peer *who)
+{
+	const char *ssec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "seconds"),
+		   *swin = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "window");
+	enum hs_format fmt;
+	long pid, secs = 0, win = 0;
+	uint64_t start;
+	int err;
+
+	err = target_pid(d, c, who, &pid);
+	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
+		     (swin && parse_uint(swin, MAX_WINDOW_S, &win)) ||
+		     (ssec && swin) || parse_output(c, &fmt)))
+		err = -EINVAL;
+	if (err)
+		return target_error(d, c, err,
+				    "usage: /debug/pprof/allocs?pid=N|comm=NAME"
+				    "[&seconds=1..300|&window=1..300]"
+				    "[&debug=0|1][&format=pprof|folded|text]");
+	err = hs_http__may_read(who, (pid_t)pid, &start);
+	if (err)
+		return get_error(d, c, err, pid);
+	if (win)
+		return allocs_window(d, c, pid, start, win, fmt);
+	return go_profile(d, c, pid, start, true, secs, fmt);
+}
+
+/* s as HTML text: & < > " ' escaped. */
+static void html_str(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
+enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c,
+			       const struct hs_http_peer *who)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+	      "<title>/debug/pprof/</title></head><body>\n"
+	      "<h1>/debug/pprof/</h1>\n"
+	      "<p>Types of profiles available, per followed process "
+	      "(?pid=N or ?comm=NAME):</p>\n<dl>\n"
+	      "<dt>allocs</dt><dd>A sampling of all memory allocations "
+	      "since heapscope first followed the process.</dd>\n"
+	      "<dt>heap</dt><dd>A sampling of memory allocations of live "
+	      "objects.</dd>\n</dl>\n"
+	      "<p>?debug=1: text instead of pprof; ?seconds=N: the "
+	      "difference over the next N seconds; allocs?window=N: only "
+	      "the allocations of the next N seconds.</p>\n"
+	      "<table>\n<tr><th>pid</th><th>comm</th><th>profiles</th>"
+	      "</tr>\n",
+	      f);
+	pthread_mutex_lock(&d->lock);
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next) {
+			if (p->gone || !hs_http__may_read_proc(who, p))
+				continue;
+			fprintf(f, "<tr><td>%d</td><td>", p->pid);
+			html_str(f, p->info.comm);
+			fprintf(f,
+				"</td><td><a href=\"/debug/pprof/allocs?pid=%d"
+				"&amp;debug=1\">allocs</a> "
+				"<a href=\"/debug/pprof/heap?pid=%d&amp;"
+				"debug=1\">heap</a></td></tr>\n",
+				p->pid, p->pid);
+		}
+	pthread_mutex_unlock(&d->lock);
+	fputs("</table>\n<p><a href=\"/targets\">/targets</a> "
+	      "<a href=\"/processes\">/processes</a> "
+	      "<a href=\"/metrics\">/metrics</a></p>\n</body></html>\n",
+	      f);
+	if (fclose(f)) {
+		free(text);
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	return hs_http__reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", text,
+			      len, true);
 }

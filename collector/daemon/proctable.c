@@ -73,6 +73,7 @@ void hs_daemon__forget(struct hs_daemon *d, struct hs_proc *p)
 	}
 	symref_put(p->sym);
 	hs_profile__free(p->ev.prof);
+	hs_stack_table__free(&p->totals);
 	d->nprocs--;
 	d->procs_freed++;
 	if (d->verbose)
@@ -144,6 +145,7 @@ struct hs_proc *hs_daemon__follow(struct hs_daemon *d, pid_t pid,
 	p->pid = pid;
 	p->ev.pid = pid;
 	p->ev.prof = hs_profile__new();
+	p->ev.totals = &p->totals;
 	if (!p->ev.prof) {
 		free(p);
 		return NULL;
@@ -350,6 +352,7 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 		.duration_nanos = (int64_t)(hs_wall_ns() - start_ns),
 		.comments = snap->cptr,
 		.allocs = w != NULL,
+		.go_types = w == NULL,
 	};
 	if (p->reg_addr && !hs_registry__read_header(p->pid, p->reg_addr, &h)) {
 		st.sampled_bytes = h.sampled_bytes;
@@ -362,8 +365,9 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 		snap->comments, HS_REPORT_MAX_NOTES, &st);
 	for (size_t i = 0; i < snap->meta.ncomments; i++)
 		snap->cptr[i] = snap->comments[i];
-	err = hs_profile__aggregate(w ? w->prof : p->ev.prof, &snap->aggs,
-				    &snap->naggs);
+	err = w ? hs_profile__aggregate(w->prof, &snap->aggs, &snap->naggs)
+		: hs_profile__aggregate_heap(p->ev.prof, &p->totals,
+					     &snap->aggs, &snap->naggs);
 	if (err)
 		return err;
 	snap->sym = p->sym;
@@ -387,7 +391,7 @@ static int render_locked(struct hs_snapshot *snap, struct hs_syms *syms,
 	struct hs_render r = {
 		.aggs = snap->aggs,
 		.naggs = snap->naggs,
-		.value = HS_VALUE_INUSE,
+		.value = snap->value,
 		.syms = syms,
 		.meta = &snap->meta,
 		.text_notes = true,

@@ -58,6 +58,8 @@ static void add_live(struct hs_events *ev, struct hs_sample *s, bool by_ptr)
 		      hs_profile__alloc(ev->prof, s);
 	if (rc < 0)
 		ev->bad++;
+	if (rc >= 0 && ev->totals && hs_alloc_totals__add(ev->totals, s))
+		ev->alloc_lost++;
 	if (ev->win) {
 		hs_window__alloc_event(ev->win, s);
 		if (rc == 0)

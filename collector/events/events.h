@@ -59,6 +59,10 @@ struct hs_events {
 	uint64_t compat_replaced;  /* allocs at a live pointer (its free
 				    * was lost): the old sample dropped */
 	struct hs_window *win;	   /* allocs/lifetime/peak, may be NULL */
+	/* allocations seen as events, per stack (hs_alloc_totals__add),
+	 * may be NULL; alloc_lost counts those it had no memory for */
+	struct hs_stack_table *totals;
+	uint64_t alloc_lost;
 };
 
 /* Is data (size bytes from the ring buffer) a struct hs_event of this

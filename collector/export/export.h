@@ -9,6 +9,7 @@
 #ifndef HS_EXPORT_H
 #define HS_EXPORT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,7 +53,11 @@ struct hs_pprof_meta {
 	int64_t duration_nanos;
 	const char *const *comments; /* notes: lost events, sampling cost */
 	size_t ncomments;
-	bool allocs;	/* alloc_* (window) instead of inuse_* sample types */
+	bool allocs; /* alloc_* (window) instead of inuse_* sample types */
+	/* Go's heap types instead: alloc_objects, alloc_space,
+	 * inuse_objects, inuse_space (then inuse_requested_space, samples);
+	 * the default alloc_space if allocs, else inuse_space */
+	bool go_types;
 	bool residency; /* add resident_space, swapped_space,
 			 * not_resident_space, huge_space (bytes) */
 	/* Other sample types instead of the heap/allocs ones (lifetime,
@@ -129,10 +134,13 @@ struct hs_report_stats {
 
 /* Comment lines hs_report__comments writes at most. */
 #define HS_REPORT_MAX_NOTES 4
+/* Bytes of one comment line: the longest fixed text and numbers (< 256)
+ * plus the target's binary path (< PATH_MAX), so no note is cut. */
+#define HS_REPORT_NOTE_LEN (PATH_MAX + 256)
 
 /* Fill up to max (>= 3; HS_REPORT_MAX_NOTES for every note) comment
- * lines of 160 bytes; returns how many. */
-int hs_report__comments(char out[][160], size_t max,
+ * lines of HS_REPORT_NOTE_LEN bytes; returns how many. */
+int hs_report__comments(char out[][HS_REPORT_NOTE_LEN], size_t max,
 			const struct hs_report_stats *st);
 
 /* ---------------------------------------------------------- "output.c" */

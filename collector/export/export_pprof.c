@@ -72,7 +72,8 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 		memset(&f, 0, sizeof(f));
 		f.function = "[unknown]";
 	}
-	line.function_id = pprof_function(x->b, f.function, f.file);
+	line.function_id =
+		pprof_function_sys(x->b, f.function, f.system_name, f.file);
 	line.line = f.line;
 	return pprof_location(x->b, mapping_for(x, &f), pc, &line, 1);
 }
@@ -100,6 +101,13 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 			pprof_add_sample_type(x.b, m->type_names[k],
 					      m->type_units[k]);
 		pprof_set_default_sample_type(x.b, m->type_names[0]);
+	} else if (m->go_types) {
+		pprof_add_sample_type(x.b, "alloc_objects", "count");
+		pprof_add_sample_type(x.b, "alloc_space", "bytes");
+		pprof_add_sample_type(x.b, "inuse_objects", "count");
+		pprof_add_sample_type(x.b, "inuse_space", "bytes");
+		pprof_set_default_sample_type(x.b, m->allocs ? "alloc_space"
+							     : "inuse_space");
 	} else if (m->allocs) {
 		pprof_add_sample_type(x.b, "alloc_objects", "count");
 		pprof_add_sample_type(x.b, "alloc_space", "bytes");
@@ -111,12 +119,13 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 	}
 	if (!m->ntypes) {
 		pprof_add_sample_type(x.b,
-				      m->allocs ? "alloc_requested_space"
-						: "inuse_requested_space",
+				      m->allocs && !m->go_types
+					      ? "alloc_requested_space"
+					      : "inuse_requested_space",
 				      "bytes");
 		pprof_add_sample_type(x.b, "samples", "count");
 	}
-	if (m->residency && !m->ntypes) {
+	if (m->residency && !m->ntypes && !m->go_types) {
 		pprof_add_sample_type(x.b, "resident_space", "bytes");
 		pprof_add_sample_type(x.b, "swapped_space", "bytes");
 		pprof_add_sample_type(x.b, "not_resident_space", "bytes");
@@ -135,18 +144,21 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 		labels[nl++] =
 			(struct pprof_label){.key = "nspid", .num = m->nspid};
 	if (m->comm && *m->comm)
-		labels[nl++] = (struct pprof_label){.key = "comm",
-						    .str = m->comm};
+		labels[nl++] =
+			(struct pprof_label){.key = "comm", .str = m->comm};
 	if (m->cgroup && *m->cgroup)
-		labels[nl++] = (struct pprof_label){.key = "cgroup",
-						    .str = m->cgroup};
+		labels[nl++] =
+			(struct pprof_label){.key = "cgroup", .str = m->cgroup};
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_stack_agg *a = &aggs[i];
-		int64_t vals[8] = {hs_pprof__round(a->objects), hs_pprof__round(a->inuse),
+		int64_t vals[8] = {hs_pprof__round(a->objects),
+				   hs_pprof__round(a->inuse),
 				   hs_pprof__round(a->requested),
-				   (int64_t)a->samples,	      hs_pprof__round(a->resident),
-				   hs_pprof__round(a->swapped),     hs_pprof__round(a->not_resident),
+				   (int64_t)a->samples,
+				   hs_pprof__round(a->resident),
+				   hs_pprof__round(a->swapped),
+				   hs_pprof__round(a->not_resident),
 				   hs_pprof__round(a->huge)};
 		uint32_t depth = a->depth;
 
@@ -154,14 +166,24 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 			depth = HEAPSCOPE_MAX_FRAMES;
 		for (uint32_t k = 0; k < depth; k++)
 			locs[k] = location_for(&x, a->stack[k]);
-		if (m->ntypes) {
+		if (m->go_types && !m->ntypes) {
+			int64_t gv[6] = {hs_pprof__round(a->alloc_objects),
+					 hs_pprof__round(a->alloc_space),
+					 vals[0],
+					 vals[1],
+					 vals[2],
+					 vals[3]};
+
+			err = pprof_add_sample(x.b, locs, depth, gv, 6, labels,
+					       nl);
+		} else if (m->ntypes) {
 			int64_t tv[HS_PPROF_MAX_TYPES] = {0};
 
 			m->values(a, tv);
 			err = pprof_add_sample(x.b, locs, depth, tv,
-					       m->ntypes < HS_PPROF_MAX_TYPES ?
-						       m->ntypes :
-						       HS_PPROF_MAX_TYPES,
+					       m->ntypes < HS_PPROF_MAX_TYPES
+						       ? m->ntypes
+						       : HS_PPROF_MAX_TYPES,
 					       labels, nl);
 		} else {
 			err = pprof_add_sample(x.b, locs, depth, vals,

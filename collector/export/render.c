@@ -62,14 +62,14 @@ int hs_render(const struct hs_render *r, enum hs_format fmt, uint8_t **out,
 	return err;
 }
 
-int hs_report__comments(char out[][160], size_t max,
+int hs_report__comments(char out[][HS_REPORT_NOTE_LEN], size_t max,
 			const struct hs_report_stats *st)
 {
 	size_t n = 0;
 
 	if (max < 3)
 		return 0;
-	snprintf(out[n++], 160,
+	snprintf(out[n++], HS_REPORT_NOTE_LEN,
 		 "heapscope: %llu live samples; lost events: %llu ring buffer "
 		 "(this process; %llu all), %llu sequence gaps, %llu stack "
 		 "reads",
@@ -81,20 +81,20 @@ int hs_report__comments(char out[][160], size_t max,
 	if (st->provider == HS_PROVIDER_OTEL ||
 	    st->provider == HS_PROVIDER_DDHEAP) {
 		/* No registry behind these probes: say what is missing. */
-		snprintf(out[n++], 160,
+		snprintf(out[n++], HS_REPORT_NOTE_LEN,
 			 "heapscope: %s probes, no registry: only allocations "
 			 "sampled after the attach are here; %llu frees of "
 			 "earlier ones ignored",
 			 hs_provider_name(st->provider),
 			 (unsigned long long)st->compat_unmatched);
 		if (st->compat_no_free && max >= 4)
-			snprintf(out[n++], 160,
+			snprintf(out[n++], HS_REPORT_NOTE_LEN,
 				 "heapscope: the object has no %s:free probe: "
 				 "every allocation since the attach counts as "
 				 "live",
 				 hs_provider_name(st->provider));
 	} else {
-		snprintf(out[n++], 160,
+		snprintf(out[n++], HS_REPORT_NOTE_LEN,
 			 "heapscope: sampling period %lld bytes; sampling cost "
 			 "in the target: %llu bytes of pages held by sampled "
 			 "objects (+%llu cached for reuse), %llu registry "
@@ -104,7 +104,7 @@ int hs_report__comments(char out[][160], size_t max,
 			 (unsigned long long)st->cached_bytes,
 			 (unsigned long long)st->records);
 	}
-	snprintf(out[n++], 160, "heapscope: pid %d (nspid %d) %s", st->pid,
+	snprintf(out[n++], HS_REPORT_NOTE_LEN, "heapscope: pid %d (nspid %d) %s", st->pid,
 		 st->nspid, st->binary ? st->binary : "");
 	return (int)n;
 }

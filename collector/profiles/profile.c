@@ -369,8 +369,8 @@ double hs_sample_estimate(const struct hs_sample *s, enum hs_value v)
 	if (s->flags & HS_SAMPLE_COMPAT) {
 		if (v == HS_VALUE_OBJECTS)
 			return s->requested ? (double)s->weight /
-						      (double)s->requested :
-					      0.0;
+						      (double)s->requested
+					    : 0.0;
 		return (double)s->weight;
 	}
 
@@ -406,10 +406,16 @@ double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v)
 		return a->lt_min;
 	case HS_VALUE_LIFETIME_MAX:
 		return a->lt_max;
+	case HS_VALUE_LIFETIME_SUM:
+		return a->lt_sum;
 	case HS_VALUE_SAME_THREAD:
 		return a->same_thread;
 	case HS_VALUE_FRAGMENTATION:
 		return a->frag;
+	case HS_VALUE_ALLOC_SPACE:
+		return a->alloc_space;
+	case HS_VALUE_ALLOC_OBJECTS:
+		return a->alloc_objects;
 	case HS_VALUE_FRAGMENTATION_AGE:
 		return a->frag_age;
 	case HS_VALUE_INUSE:
@@ -462,8 +468,10 @@ static void agg_add(void *ctx, const struct hs_sample *s)
 		/* docs/profiles.md: each sample's page fractions, scaled by
 		 * its estimate a*W/(r+1) */
 		a->res_samples++;
-		a->resident += inuse * hs_res_fraction(&s->res, HS_VALUE_RESIDENT);
-		a->swapped += inuse * hs_res_fraction(&s->res, HS_VALUE_SWAPPED);
+		a->resident +=
+			inuse * hs_res_fraction(&s->res, HS_VALUE_RESIDENT);
+		a->swapped +=
+			inuse * hs_res_fraction(&s->res, HS_VALUE_SWAPPED);
 		a->not_resident +=
 			inuse * hs_res_fraction(&s->res, HS_VALUE_NOT_RESIDENT);
 		a->huge += inuse * hs_res_fraction(&s->res, HS_VALUE_HUGE);
@@ -488,6 +496,45 @@ int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
 	struct hs_stack_table t = {0};
 	int err = hs_profile__aggregate_into(p, &t);
 
+	if (err) {
+		hs_stack_table__free(&t);
+		return err;
+	}
+	return hs_stack_table__take(&t, out, n);
+}
+
+int hs_alloc_totals__add(struct hs_stack_table *t, const struct hs_sample *s)
+{
+	struct hs_stack_agg *a = hs_stack_table__get(t, s->stack, s->depth);
+
+	if (!a)
+		return -ENOMEM;
+	a->alloc_samples++;
+	a->alloc_space += hs_sample_estimate(s, HS_VALUE_INUSE);
+	a->alloc_objects += hs_sample_estimate(s, HS_VALUE_OBJECTS);
+	return 0;
+}
+
+int hs_profile__aggregate_heap(const struct hs_profile *p,
+			       const struct hs_stack_table *totals,
+			       struct hs_stack_agg **out, size_t *n)
+{
+	struct hs_stack_table t = {0};
+	int err = hs_profile__aggregate_into(p, &t);
+
+	for (size_t i = 0; !err && totals && i < totals->n; i++) {
+		const struct hs_stack_agg *src = &totals->aggs[i];
+		struct hs_stack_agg *a =
+			hs_stack_table__get(&t, src->stack, src->depth);
+
+		if (!a) {
+			err = -ENOMEM;
+			break;
+		}
+		a->alloc_space = src->alloc_space;
+		a->alloc_objects = src->alloc_objects;
+		a->alloc_samples = src->alloc_samples;
+	}
 	if (err) {
 		hs_stack_table__free(&t);
 		return err;

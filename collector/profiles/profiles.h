@@ -81,6 +81,10 @@ struct hs_stack_agg {
 	double same_thread; /* estimated objects freed by the allocating tid */
 	/* fragmentation profile, bytes */
 	double frag, frag_age;
+	/* allocations since the daemon followed the process (estimates)
+	 * and their samples: hs_alloc_totals__add */
+	double alloc_space, alloc_objects;
+	uint64_t alloc_samples;
 };
 
 /* ----------------------------------------------------- "stack_table.c" */
@@ -115,6 +119,16 @@ int hs_stack_table__copy(const struct hs_stack_table *t,
 int hs_stack_table__take(struct hs_stack_table *t, struct hs_stack_agg **out,
 			 size_t *n);
 void hs_stack_table__free(struct hs_stack_table *t);
+/*
+ * after - before, per stack, of the heap values (samples, inuse,
+ * requested, objects, alloc_space, alloc_objects, alloc_samples): the
+ * delta profile of Go's ?seconds=N.  Stacks only in `before` come out
+ * negative (samples counts wrap: read them as int64).  *out malloc'd
+ * (never NULL on success): 0 or -ENOMEM.
+ */
+int hs_stack_table__delta(const struct hs_stack_agg *before, size_t nb,
+			  const struct hs_stack_agg *after, size_t na,
+			  struct hs_stack_agg **out, size_t *n);
 
 /* --------------------------------------------------------- "profile.c" */
 
@@ -166,6 +180,20 @@ int hs_profile__aggregate(const struct hs_profile *p, struct hs_stack_agg **out,
  * already: their sums grow).  0 or -ENOMEM. */
 int hs_profile__aggregate_into(const struct hs_profile *p,
 			       struct hs_stack_table *t);
+/*
+ * Count sample s (a new allocation) in the totals t: its stack's
+ * alloc_samples, alloc_space (estimated bytes a*W/(r+1)) and
+ * alloc_objects (W/(r+1)) grow.  0 or -ENOMEM.  Not thread-safe.
+ */
+int hs_alloc_totals__add(struct hs_stack_table *t, const struct hs_sample *s);
+/*
+ * The heap profile with allocation totals, as Go's: the live samples of p
+ * summed per stack, and for each stack of totals its alloc_* sums (stacks
+ * with nothing live left have inuse 0).  *out malloc'd: 0 or -ENOMEM.
+ */
+int hs_profile__aggregate_heap(const struct hs_profile *p,
+			       const struct hs_stack_table *totals,
+			       struct hs_stack_agg **out, size_t *n);
 double hs_sample_estimate(const struct hs_sample *s, enum hs_value v);
 double hs_agg_value(const struct hs_stack_agg *a, enum hs_value v);
 
@@ -265,9 +293,10 @@ int hs_window__peak(const struct hs_window *w, struct hs_stack_agg **out,
 		    size_t *n, double *total);
 uint64_t hs_window__peak_snapshots(const struct hs_window *w);
 /* pprof sample types of the lifetime profile: objects/count,
- * lifetime_mean|min|max/nanoseconds, same_thread_objects/count,
- * space/bytes, samples/count.  (pprof sums values when it merges
- * samples; mean/min/max are only right per sample.) */
+ * lifetime/nanoseconds (the objects' summed lifetimes, Σ c·t: mean =
+ * lifetime / objects), lifetime_min|max/nanoseconds (per stack),
+ * same_thread_objects/count, space/bytes, samples/count.  (pprof sums
+ * values when it merges samples: min and max are only right per stack.) */
 struct hs_pprof_meta;
 void hs_window__pprof_lifetime(struct hs_pprof_meta *m);
 /* The aggregation of profile `kind` (malloc'd): heap and fragmentation

@@ -138,3 +138,45 @@ void hs_stack_table__free(struct hs_stack_table *t)
 	free(t->index);
 	memset(t, 0, sizeof(*t));
 }
+
+int hs_stack_table__delta(const struct hs_stack_agg *before, size_t nb,
+			  const struct hs_stack_agg *after, size_t na,
+			  struct hs_stack_agg **out, size_t *n)
+{
+	struct hs_stack_table t = {0};
+
+	if (hs_stack_table__reserve(&t, na + nb))
+		return -ENOMEM;
+	for (size_t i = 0; i < na; i++) {
+		struct hs_stack_agg *a =
+			hs_stack_table__get(&t, after[i].stack, after[i].depth);
+
+		if (!a)
+			goto nomem;
+		a->samples += after[i].samples;
+		a->inuse += after[i].inuse;
+		a->requested += after[i].requested;
+		a->objects += after[i].objects;
+		a->alloc_space += after[i].alloc_space;
+		a->alloc_objects += after[i].alloc_objects;
+		a->alloc_samples += after[i].alloc_samples;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		struct hs_stack_agg *a = hs_stack_table__get(
+			&t, before[i].stack, before[i].depth);
+
+		if (!a)
+			goto nomem;
+		a->samples -= before[i].samples;
+		a->inuse -= before[i].inuse;
+		a->requested -= before[i].requested;
+		a->objects -= before[i].objects;
+		a->alloc_space -= before[i].alloc_space;
+		a->alloc_objects -= before[i].alloc_objects;
+		a->alloc_samples -= before[i].alloc_samples;
+	}
+	return hs_stack_table__take(&t, out, n);
+nomem:
+	hs_stack_table__free(&t);
+	return -ENOMEM;
+}

@@ -7,10 +7,12 @@
  *  lifetime  objects allocated and freed within the window, per pair
  *            (allocation stack, free stack): estimated objects, lifetime
  *            min / mean / max in ns, objects freed by the allocating
- *            thread.  The pair is one combined stack: the free stack's
- *            innermost HS_LT_FREE_FRAMES frames, HS_FREE_MARKER, then the
- *            allocation stack, so folded text reads
- *            "alloc root;...;alloc leaf;[free];free root;...;free leaf".
+ *            thread.  The pair is one combined stack: the free stack
+ *            without the outer frames it shares with the allocation stack
+ *            (lt_free_frames; at most its innermost HS_LT_FREE_FRAMES),
+ *            HS_FREE_MARKER, then the allocation stack, so folded text
+ *            reads "alloc root;...;alloc leaf;[free];free frames below
+ *            the last shared one;...;free leaf".
  *  peak      a copy of the live heap profile taken when the estimated
  *            in-use total first exceeds the last copy's total by more than
  *            HS_PEAK_RESOLUTION (1%): the copy is within 1% of the highest
@@ -105,6 +107,25 @@ int hs_window__live_alloc(struct hs_window *w, const struct hs_sample *s,
 	return hs_window__peak_check(w, live);
 }
 
+/* How many of the free stack's innermost frames the lifetime stack keeps:
+ * those below the outermost frames (same return addresses, compared from
+ * the root) it shares with the allocation stack, at most
+ * HS_LT_FREE_FRAMES.  A stack of HEAPSCOPE_MAX_FRAMES may be cut short of
+ * its root, so then nothing is taken as shared. */
+static uint32_t lt_free_frames(const uint64_t *fstack, uint32_t fdepth,
+			       const uint64_t *astack, uint32_t adepth)
+{
+	uint32_t shared = 0, keep;
+
+	if (fdepth < HEAPSCOPE_MAX_FRAMES && adepth < HEAPSCOPE_MAX_FRAMES)
+		while (shared < fdepth && shared < adepth &&
+		       fstack[fdepth - 1 - shared] ==
+			       astack[adepth - 1 - shared])
+			shared++;
+	keep = fdepth - shared;
+	return keep < HS_LT_FREE_FRAMES ? keep : HS_LT_FREE_FRAMES;
+}
+
 int hs_window__live_free(struct hs_window *w, const struct hs_sample *s,
 			 uint64_t free_ns, uint32_t free_tid,
 			 const uint64_t *fstack, uint32_t fdepth)
@@ -120,7 +141,7 @@ int hs_window__live_free(struct hs_window *w, const struct hs_sample *s,
 	/* lifetime: allocated within the window, a sane free time */
 	if (!s->time_ns || s->time_ns < w->start_ns || free_ns < s->time_ns)
 		return 0;
-	nf = fdepth < HS_LT_FREE_FRAMES ? fdepth : HS_LT_FREE_FRAMES;
+	nf = lt_free_frames(fstack, fdepth, s->stack, s->depth);
 	na = s->depth < HEAPSCOPE_MAX_FRAMES - 1 - nf
 		     ? s->depth
 		     : HEAPSCOPE_MAX_FRAMES - 1 - nf;
@@ -186,9 +207,13 @@ const char *hs_window__sym(void *syms, uint64_t addr)
 	return syms ? hs_syms__name(syms, addr) : NULL;
 }
 
+/* Every type sums across samples as pprof sums it: "lifetime" is the
+ * objects' total lifetime (Σ c·t, so the mean is lifetime / objects);
+ * lifetime_min and _max are per stack, meant for one stack at a time
+ * (-peek, -traces, -raw). */
 static const char *const lt_names[] = {
-	"objects",	       "lifetime_mean", "lifetime_min", "lifetime_max",
-	"same_thread_objects", "space",		"samples",
+	"objects",	       "lifetime", "lifetime_min", "lifetime_max",
+	"same_thread_objects", "space",	   "samples",
 };
 static const char *const lt_units[] = {
 	"count", "nanoseconds", "nanoseconds", "nanoseconds",
@@ -198,7 +223,7 @@ static const char *const lt_units[] = {
 static void lt_values(const struct hs_stack_agg *a, int64_t *v)
 {
 	v[0] = hs_pprof__round(a->objects);
-	v[1] = hs_pprof__round(hs_agg_value(a, HS_VALUE_LIFETIME_MEAN));
+	v[1] = hs_pprof__round(a->lt_sum);
 	v[2] = hs_pprof__round(a->lt_min);
 	v[3] = hs_pprof__round(a->lt_max);
 	v[4] = hs_pprof__round(a->same_thread);

@@ -51,8 +51,9 @@ static const char usage[] =
 	"                       (sampled allocations within the window),\n"
 	"                       lifetime (allocated and freed within the\n"
 	"                       window: alloc;[free];free stacks, --value\n"
-	"                       objects (default), lifetime_mean,\n"
-	"                       lifetime_min, lifetime_max (ns), same_thread),\n"
+	"                       objects (default), lifetime (summed ns),\n"
+	"                       lifetime_mean, lifetime_min, lifetime_max\n"
+	"                       (ns), same_thread),\n"
 	"                       peak (heap at the highest estimated total,\n"
 	"                       1% resolution), fragmentation (bytes the\n"
 	"                       proxies' spans cannot return; docs/profiles.md)\n"
@@ -105,6 +106,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 		{NULL, 0, NULL},
 	};
 	const char *cmd = "record";
+	const char *value_arg = NULL;
 	long v;
 	int c;
 
@@ -138,6 +140,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 				return hs_cli__bad_value(cmd, "--value", optarg,
 							 VALUES);
 			o->value_set = true;
+			value_arg = optarg;
 			break;
 		case OPT_PROFILE:
 			if (hs_parse_profile(optarg, &o->profile))
@@ -179,6 +182,11 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 					   "unexpected argument '%.64s' (record "
 					   "takes options only)",
 					   argv[optind]);
+	if (o->value_set && !hs_profile_kind__has_value(o->profile, o->value))
+		return hs_cli__usage_error(
+			cmd, "--value %s does not belong to --profile %s (it has: %s)",
+			value_arg, hs_profile_kind__name(o->profile),
+			hs_profile_kind__values(o->profile));
 	if (!o->pid)
 		return hs_cli__usage_error(cmd, "-p PID is required (%s)",
 					   hs_cli__pid_accepts());

@@ -77,7 +77,8 @@ static int record(const struct hs_options *o)
 	struct hs_proc_info pi;
 	uint64_t lost[HS_LOST_NR] = {0}, start_ns = hs_wall_ns();
 	size_t naggs = 0, nlines = 0;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, attach_ns, next_progress;
+	bool tty = isatty(STDERR_FILENO), progress_shown = false;
 	uint8_t one = 1;
 	uint32_t key = o->pid;
 	struct hs_options eff = *o;
@@ -222,14 +223,24 @@ static int record(const struct hs_options *o)
 			hs_notes_have_free(t.notes, t.provider) ?
 				"" :
 				"; it has no free probe");
-	if (o->verbose)
-		fprintf(stderr, "heapscope: attached to %s in process %d\n",
-			t.path, o->pid);
+	hs_record__print_attached(o, t.path);
 
 	/* Loop until the duration, a signal, or the target's end. */
+	attach_ns = hs_mono_ns();
+	next_progress = attach_ns + HS_NS_PER_S;
 	if (o->duration_s)
-		deadline = hs_mono_ns() + o->duration_s * HS_NS_PER_S;
+		deadline = attach_ns + o->duration_s * HS_NS_PER_S;
 	while (!exiting) {
+		uint64_t now = hs_mono_ns();
+
+		/* a terminal gets a progress line, at most once a second */
+		if (tty && now >= next_progress) {
+			hs_lost__read(bpf_map__fd(skel->maps.lost), lost);
+			hs_record__print_progress(&ev, now - attach_ns, lost,
+						  hs_profile__seq_lost(ev.prof));
+			progress_shown = true;
+			next_progress = now + HS_NS_PER_S;
+		}
 		err = hs_ring__poll(&ring, 100);
 		/* The BPF side wakes us only when the ring buffer fills up
 		 * (heapscope.bpf.c submit): after a quiet poll, take what
@@ -254,6 +265,8 @@ static int record(const struct hs_options *o)
 		if (deadline && hs_mono_ns() >= deadline)
 			break;
 	}
+	if (progress_shown)
+		fputc('\n', stderr);
 	/* What is in the ring buffer when the loop ends, bounded to one
 	 * second so a target that keeps allocating cannot hold the exit. */
 	hs_ring__drain(&ring, HS_NS_PER_S);

@@ -70,4 +70,17 @@ void hs_record__print_summary(const struct hs_options *o,
 			      const uint64_t lost[HS_LOST_NR],
 			      uint64_t seq_lost);
 
+/* On stderr, once the probes are armed: what record is attached to (path
+ * in process o->pid), until when it records, and how to stop it. */
+void hs_record__print_attached(const struct hs_options *o, const char *path);
+/* The progress line on stderr (a terminal: the caller checks isatty(2)),
+ * redrawn in place with \r: elapsed_ns since the attach, live samples,
+ * events (allocs + frees) and lost events (sum of lost[HS_LOST_*] and
+ * seq_lost).  The caller rate-limits it (once a second) and ends it with
+ * a newline. */
+void hs_record__print_progress(const struct hs_events *ev,
+			       uint64_t elapsed_ns,
+			       const uint64_t lost[HS_LOST_NR],
+			       uint64_t seq_lost);
+
 #endif /* HS_RECORD_H */

@@ -5,6 +5,7 @@
  * the summary on stderr.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "record.h"
@@ -39,6 +40,42 @@ void hs_record__print_summary(const struct hs_options *o,
 			lines[i].value, lines[i].stack);
 }
 
+void hs_record__print_attached(const struct hs_options *o, const char *path)
+{
+	if (o->duration_s)
+		fprintf(stderr,
+			"heapscope: attached to %s in process %d; recording "
+			"for %d s or until it exits (Ctrl-C or kill -INT %d "
+			"stops early and writes the profile)\n",
+			path, o->pid, o->duration_s, (int)getpid());
+	else
+		fprintf(stderr,
+			"heapscope: attached to %s in process %d; recording "
+			"until it exits (Ctrl-C or kill -INT %d stops and "
+			"writes the profile)\n",
+			path, o->pid, (int)getpid());
+}
+
+void hs_record__print_progress(const struct hs_events *ev,
+			       uint64_t elapsed_ns,
+			       const uint64_t lost[HS_LOST_NR],
+			       uint64_t seq_lost)
+{
+	uint64_t nlost = seq_lost;
+
+	for (int i = 0; i < HS_LOST_NR; i++)
+		nlost += lost[i];
+	/* \r and erase to the end of the line: one line, redrawn */
+	fprintf(stderr,
+		"\rheapscope: %llu s, %zu live samples, %llu events, %llu "
+		"lost\033[K",
+		(unsigned long long)(elapsed_ns / HS_NS_PER_S),
+		hs_profile__live(ev->prof),
+		(unsigned long long)(ev->allocs + ev->frees),
+		(unsigned long long)nlost);
+	fflush(stderr);
+}
+
 int hs_record__write_report(const struct hs_options *o,
 			    const struct hs_target *t,
 			    const struct hs_proc_info *pi,
@@ -68,7 +105,7 @@ int hs_record__write_report(const struct hs_options *o,
 	size_t len = 0;
 	int err;
 	/* the notes, and one line of the profile kind's own */
-	char comments[HS_REPORT_MAX_NOTES + 1][160];
+	char comments[HS_REPORT_MAX_NOTES + 1][HS_REPORT_NOTE_LEN];
 	const char *cptr[HS_REPORT_MAX_NOTES + 1];
 	uint64_t addr, now = hs_wall_ns();
 	struct hs_pprof_meta meta = {
@@ -99,7 +136,7 @@ int hs_record__write_report(const struct hs_options *o,
 
 		hs_fragmentation__pprof(&meta);
 		hs_fragmentation__coverage(ev->prof, &cov, &uncov, &cb, &ub);
-		snprintf(comments[meta.ncomments], 160,
+		snprintf(comments[meta.ncomments], HS_REPORT_NOTE_LEN,
 			 "heapscope: fragmentation covers %llu live samples "
 			 "(%.0f est. bytes); %llu (%.0f bytes) have no proxy "
 			 "(HEAPSCOPE_PROXY_MAX)",
@@ -114,7 +151,7 @@ int hs_record__write_report(const struct hs_options *o,
 
 		if (!hs_window__peak(ev->win, &tmp, &ntmp, &total)) {
 			free(tmp);
-			snprintf(comments[meta.ncomments], 160,
+			snprintf(comments[meta.ncomments], HS_REPORT_NOTE_LEN,
 				 "heapscope: peak profile: estimated in-use "
 				 "total %.0f bytes (1%% resolution, %llu "
 				 "copies)",

@@ -5,8 +5,9 @@
  * Names come from dwfl_module_addrname (.symtab, else .dynsym) on (return
  * address - 1), in the modules of the process's map (symbolize_maps.c),
  * through a per-process cache by address and the cross-process cache by
- * build id (symbolize_cache.c); hs_syms__frame adds the module, build id
- * and source line.
+ * build id (symbolize_cache.c), both holding the demangled name
+ * (demangle.c) and the mangled one; hs_syms__frame adds the module, build
+ * id and source line.
  */
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
@@ -18,22 +19,32 @@
 
 static char *resolve_dwfl(struct hs_syms *s, uint64_t addr);
 
-/* The function name of addr, through the shared cache when the object has
- * a build id (the line is looked up and cached with it). */
-static char *resolve(struct hs_syms *s, uint64_t addr)
+/* The function name of addr, demangled, and in *sys the mangled name
+ * (NULL when the two are the same), through the shared cache when the
+ * object has a build id (the line is looked up and cached with it). */
+static char *resolve(struct hs_syms *s, uint64_t addr, char **sys)
 {
 	Dwarf_Addr pc = addr - 1, start;
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	struct gent g;
 	uint64_t bid;
-	char *name;
+	char *name, *dem;
 
+	*sys = NULL;
 	if (!mod)
 		return strdup("[unknown]");
 	bid = module_bid(mod, &start);
-	if (gcache_get(bid, pc - start, &g))
+	if (gcache_get(bid, pc - start, &g)) {
+		if (g.sysname && !(*sys = strdup(g.sysname)))
+			return NULL;
 		return strdup(g.name);
+	}
 	name = resolve_dwfl(s, addr);
+	dem = hs_demangle(name);
+	if (dem) {
+		*sys = name;
+		name = dem;
+	}
 	if (name && bid) {
 		Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
 		const char *file = NULL;
@@ -46,7 +57,7 @@ static char *resolve(struct hs_syms *s, uint64_t addr)
 			file = NULL;
 			lineno = 0;
 		}
-		gcache_put(bid, pc - start, name, file, lineno);
+		gcache_put(bid, pc - start, name, *sys, file, lineno);
 	}
 	return name;
 }
@@ -82,19 +93,20 @@ static size_t hash_addr(uint64_t a)
 	return (size_t)(a ^ (a >> 29));
 }
 
-const char *hs_syms__name(void *ctx, uint64_t addr)
+/* The per-process cache entry of addr (filled on a miss); NULL on ENOMEM
+ * or addr 0. */
+static struct cache_ent *lookup(struct hs_syms *s, uint64_t addr)
 {
-	struct hs_syms *s = ctx;
 	size_t mask, i;
 
 	if (!addr)
-		return "[unknown]";
+		return NULL;
 	if ((s->cused + 1) * 4 > s->ccap * 3) {
 		size_t ncap = s->ccap * 2;
 		struct cache_ent *nc = calloc(ncap, sizeof(*nc));
 
 		if (!nc)
-			return "[unknown]";
+			return NULL;
 		for (size_t j = 0; j < s->ccap; j++) {
 			if (!s->cache[j].addr)
 				continue;
@@ -110,13 +122,23 @@ const char *hs_syms__name(void *ctx, uint64_t addr)
 	mask = s->ccap - 1;
 	for (i = hash_addr(addr) & mask; s->cache[i].addr; i = (i + 1) & mask)
 		if (s->cache[i].addr == addr)
-			return s->cache[i].name;
-	s->cache[i].name = resolve(s, addr);
-	if (!s->cache[i].name)
-		return "[unknown]";
+			return &s->cache[i];
+	s->cache[i].name = resolve(s, addr, &s->cache[i].sysname);
+	if (!s->cache[i].name) {
+		free(s->cache[i].sysname);
+		s->cache[i].sysname = NULL;
+		return NULL;
+	}
 	s->cache[i].addr = addr;
 	s->cused++;
-	return s->cache[i].name;
+	return &s->cache[i];
+}
+
+const char *hs_syms__name(void *ctx, uint64_t addr)
+{
+	struct cache_ent *e = lookup(ctx, addr);
+
+	return e ? e->name : "[unknown]";
 }
 
 /* Module of `pc` with its path, range and hex build id. */
@@ -147,13 +169,14 @@ int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f)
 	Dwarf_Addr pc = addr - 1;
 	Dwfl_Module *mod;
 	Dwfl_Line *line;
-	const char *name;
+	struct cache_ent *e;
 
 	memset(f, 0, sizeof(*f));
 	if (!s || !addr)
 		return -ENOENT;
-	name = hs_syms__name(s, addr);
-	f->function = name;
+	e = lookup(s, addr);
+	f->function = e ? e->name : "[unknown]";
+	f->system_name = e && e->sysname ? e->sysname : f->function;
 	mod = dwfl_addrmodule(s->dwfl, pc);
 	if (!mod)
 		return -ENOENT;
@@ -163,7 +186,7 @@ int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f)
 		uint64_t bid = module_bid(mod, &start);
 		struct gent g;
 
-		/* hs_syms__name just filled the shared cache for it. */
+		/* lookup() just filled the shared cache for it. */
 		if (gcache_get(bid, pc - start, &g)) {
 			f->file = g.file;
 			f->line = g.line;

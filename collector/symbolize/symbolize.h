@@ -48,10 +48,11 @@ unsigned hs_syms__refreshes(const struct hs_syms *s);
 /* Everything known about one return address (pprof export).  Strings live
  * as long as s (until its next maps refresh for file/module). */
 struct hs_frame {
-	const char *function; /* as hs_syms__name */
-	const char *file;     /* source file, NULL without debug info */
-	int line;	      /* source line, 0 = unknown */
-	const char *module;   /* mapped object path, NULL = unknown region */
+	const char *function;	 /* as hs_syms__name (demangled) */
+	const char *system_name; /* as the object names it (mangled) */
+	const char *file;	 /* source file, NULL without debug info */
+	int line;		 /* source line, 0 = unknown */
+	const char *module;	 /* mapped object path, NULL = unknown region */
 	uint64_t mod_start, mod_end;		/* module address range */
 	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* hex, "" = none */
 };
@@ -60,8 +61,17 @@ struct hs_frame {
  * is still set). */
 int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f);
 /* Name of the function containing return address `addr` (cached; the
- * string lives as long as s): "func", "module+0xoff" or "[unknown]". */
+ * string lives as long as s): "func", "module+0xoff" or "[unknown]";
+ * C++ and Rust names demangled (hs_demangle). */
 const char *hs_syms__name(void *s, uint64_t addr);
+
+/* -------------------------------------------------------- "demangle.c" */
+
+/* The demangled form of a C++ (Itanium, "_Z...") or Rust (legacy "_ZN...17h
+ * <hash>E", v0 "_R...") symbol name, with parameter types for C++; a new
+ * malloc'd string, or NULL when name is not mangled (C names) or cannot be
+ * demangled (the caller keeps name) or on ENOMEM.  Thread-safe. */
+char *hs_demangle(const char *name);
 
 /* ------------------------------------------------- "symbolize_cache.c" */
 

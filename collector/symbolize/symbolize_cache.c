@@ -87,11 +87,11 @@ bool gcache_get(uint64_t bid, uint64_t off, struct gent *out)
 
 static const char *intern_file(const char *file);
 
-void gcache_put(uint64_t bid, uint64_t off, const char *name, const char *file,
-		int line)
+void gcache_put(uint64_t bid, uint64_t off, const char *name,
+		const char *sysname, const char *file, int line)
 {
+	char *dup, *sysdup = NULL;
 	size_t mask, i;
-	char *dup;
 
 	if (!bid || !name)
 		return;
@@ -123,9 +123,14 @@ void gcache_put(uint64_t bid, uint64_t off, const char *name, const char *file,
 		if (gcache.e[i].bid == bid && gcache.e[i].off == off)
 			goto out; /* another thread was first */
 	dup = strdup(name);
+	if (sysname && !(sysdup = strdup(sysname))) {
+		free(dup);
+		goto out;
+	}
 	if (!dup)
 		goto out;
-	gcache.e[i] = (struct gent){bid, off, dup, intern_file(file), line};
+	gcache.e[i] =
+		(struct gent){bid, off, dup, sysdup, intern_file(file), line};
 	gcache.used++;
 out:
 	pthread_mutex_unlock(&gcache.lock);

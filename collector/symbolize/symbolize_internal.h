@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbolize_internal.h - what the symbolizer's three files share; the
+ * symbolize_internal.h - what the symbolizer's files share; the
  * hs_syms__* API itself is symbolize.h.
  *   symbolize_maps.c   the per-process module map: the /proc/PID/maps
  *                      snapshot, the mapped files opened at snapshot time,
@@ -8,6 +8,7 @@
  *   symbolize_cache.c  the cross-process symbol cache, keyed by build id.
  *   symbolize.c        address -> function name (per-process cache) and
  *                      the full frame (module, build id, source line).
+ *   demangle.c         C++ and Rust names demangled (hs_demangle).
  * A struct hs_syms is used by one thread at a time (not thread-safe).
  */
 #ifndef HS_SYMBOLIZE_INTERNAL_H
@@ -32,7 +33,8 @@ struct range {
 
 struct cache_ent {
 	uint64_t addr; /* 0 = empty */
-	char *name;
+	char *name;    /* demangled, as people read it */
+	char *sysname; /* as the object has it (mangled); NULL = name */
 };
 
 struct hs_syms {
@@ -55,7 +57,8 @@ struct hs_syms {
 struct gent {
 	uint64_t bid;	  /* hash of the build id, 0 = empty */
 	uint64_t off;	  /* pc - module start */
-	char *name;	  /* function, as resolve() */
+	char *name;	  /* function, as resolve() (demangled) */
+	char *sysname;	  /* mangled name, NULL = name */
 	const char *file; /* interned source file or NULL */
 	int line;
 };
@@ -73,10 +76,11 @@ uint64_t module_bid(Dwfl_Module *mod, Dwarf_Addr *start);
  * never move); false on a miss or bid 0.  off: pc - module start, bytes.
  * Counts a hit or a miss (bid 0: neither). */
 bool gcache_get(uint64_t bid, uint64_t off, struct gent *out);
-/* Cache a copy of name (and the interned file, line 0 = unknown) for
- * (bid, off); nothing for bid 0 or name NULL, when the cache is full
- * (2^20 entries) or out of memory, or when (bid, off) is already there. */
-void gcache_put(uint64_t bid, uint64_t off, const char *name, const char *file,
-		int line);
+/* Cache a copy of name and sysname (NULL: same as name), and the interned
+ * file (line 0 = unknown) for (bid, off); nothing for bid 0 or name NULL,
+ * when the cache is full (2^20 entries) or out of memory, or when
+ * (bid, off) is already there. */
+void gcache_put(uint64_t bid, uint64_t off, const char *name,
+		const char *sysname, const char *file, int line);
 
 #endif /* HS_SYMBOLIZE_INTERNAL_H */

@@ -255,8 +255,10 @@ void hs_syms__free(struct hs_syms *s)
 		close(s->files[i].fd);
 		free(s->files[i].path);
 	}
-	for (size_t i = 0; i < s->ccap; i++)
+	for (size_t i = 0; i < s->ccap; i++) {
 		free(s->cache[i].name);
+		free(s->cache[i].sysname);
+	}
 	free(s->files);
 	free(s->ranges);
 	free(s->cache);

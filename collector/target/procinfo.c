@@ -103,3 +103,62 @@ int hs_proc__info(pid_t pid, struct hs_proc_info *pi)
 	}
 	return 0;
 }
+
+/* A 64-character lower-case hex string of exactly len bytes at s? */
+static bool is_container_id(const char *s, size_t len)
+{
+	if (len != HS_CONTAINER_ID_LEN)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+void hs_proc__cgroup_ids(const char *cgroup, char id[HS_CONTAINER_ID_LEN + 1],
+			 char *unit, size_t unit_size)
+{
+	/* runtime prefixes of a systemd scope: "<prefix><id>.scope" */
+	static const char *const prefixes[] = {
+		"docker-", "cri-containerd-", "crio-", "libpod-", "",
+	};
+	const char *seg = cgroup;
+
+	id[0] = '\0';
+	if (unit_size)
+		unit[0] = '\0';
+	while (seg && *seg) {
+		size_t len;
+
+		while (*seg == '/')
+			seg++;
+		len = strcspn(seg, "/");
+		if (!len)
+			break;
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes);
+		     i++) {
+			size_t pl = strlen(prefixes[i]), il;
+
+			if (len < pl || strncmp(seg, prefixes[i], pl))
+				continue;
+			il = len - pl;
+			if (il > 6 && !memcmp(seg + len - 6, ".scope", 6))
+				il -= 6;
+			if (is_container_id(seg + pl, il)) {
+				memcpy(id, seg + pl, il);
+				id[il] = '\0';
+				break;
+			}
+		}
+		if (len > 8 && !memcmp(seg + len - 8, ".service", 8) &&
+		    unit_size) {
+			if (len < unit_size)
+				snprintf(unit, unit_size, "%.*s", (int)len,
+					 seg);
+			else
+				unit[0] = '\0';
+		}
+		seg += len;
+	}
+}

@@ -142,4 +142,17 @@ int hs_proc__start_time(pid_t pid, uint64_t *start);
 /* Does process pid exist (kill(pid, 0) is not ESRCH)?  Thread-safe. */
 bool hs_proc__alive(pid_t pid);
 
+#define HS_CONTAINER_ID_LEN 64
+/*
+ * From a cgroup v2 path, the container id and the systemd unit:
+ * id = the last path segment that is 64 lower-case hex digits, bare
+ * (/docker/ID, /kubepods/.../ID) or as a runtime's scope (docker-ID.scope,
+ * cri-containerd-ID.scope, crio-ID.scope, libpod-ID.scope); "" if none.
+ * unit = the last segment ending in ".service"; "" if none or if it
+ * does not fit in unit_size bytes.  Pure string work, thread-safe;
+ * cgroup may be "".
+ */
+void hs_proc__cgroup_ids(const char *cgroup, char id[HS_CONTAINER_ID_LEN + 1],
+			 char *unit, size_t unit_size);
+
 #endif /* HS_TARGET_H */

@@ -26,9 +26,10 @@ fi
 	"$c/profiles/stack_table.c" "$c/profiles/window.c" \
 	"$c/profiles/fragmentation.c" "$c/symbolize/symbolize.c" \
 	"$c/symbolize/symbolize_maps.c" "$c/symbolize/symbolize_cache.c" \
+	"$c/symbolize/demangle.c" \
 	"$c/profiles/residency.c" "$c/target/procinfo.c" \
 	"$c/export/export_pprof.c" "$src/common/pprof.c" "$src/common/pprof_wire.c" \
-	$(pkg-config --libs libdw libelf zlib) -lm \
+	$(pkg-config --libs libdw libelf zlib) -liberty -lm \
 	-o "$out/fuzz_collector" || exit 1
 # bounded time and memory; a crash, leak, timeout or OOM fails the test
 exec "$out/fuzz_collector" -max_total_time="$secs" -timeout=10 \
