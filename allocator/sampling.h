@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/sampling.h - the boundary between the allocator core and the
- * sampling side (sampler.c, sampled.c, registry.c, unwind.c, probes).
+ * sampling side (sampling/: sampler, samples, registry, stacks, probes;
+ * region/: the sampled region its samples and large blocks live in).
  *
  * The core calls exactly these; the sampling side calls the core only
- * through allocator/internal.h (hs_alloc_unsampled & co., hs_os_*).
+ * through core/core.h (hs_alloc_unsampled & co.).  Grouped by the file
+ * that defines them.
  */
 #ifndef HS_SAMPLING_H
 #define HS_SAMPLING_H
@@ -13,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_common.h"
+#include "base/hs_common.h"
 
 /*
  * Per-thread sampler state.  Lives in the thread's initial-exec TLS
@@ -28,6 +30,8 @@ typedef struct hs_sampler {
 	uint64_t epoch;            /* global rate epoch seen at last draw */
 } hs_sampler_t;
 
+/* ---- sampler.h: the fast path ---- */
+
 /*
  * Fast path: subtract r + 1 from the counter (TCMalloc's
  * TryRecordAllocationFast).  Returns true when the allocation is NOT
@@ -40,6 +44,8 @@ static inline bool hs_sampler_try_fast(hs_sampler_t *s, size_t requested)
 						   requested + 1,
 						   &s->bytes_until_sample));
 }
+
+/* ---- sampling/sample.c ---- */
 
 /*
  * Slow path after hs_sampler_try_fast() returned false.  Decides whether
@@ -63,6 +69,8 @@ void *hs_sample_alloc_slow(hs_sampler_t *s, size_t requested, size_t align);
  */
 void *hs_sample_realloc_slow(hs_sampler_t *s, size_t requested, void *p);
 
+/* ---- region/region.c ---- */
+
 /* The sampled region [hs_sampled_start, hs_sampled_start + hs_sampled_size);
  * size is 0 until sampling is initialised. */
 extern uintptr_t hs_sampled_start;
@@ -74,6 +82,8 @@ static inline bool hs_is_sampled(const void *p)
 	return HS_UNLIKELY((uintptr_t)p - hs_sampled_start < hs_sampled_size);
 }
 
+/* ---- sampling/sampled_free.c ---- */
+
 /*
  * Free a sampled pointer (hs_is_sampled(p) is true).  size_hint is the
  * size given to free_sized / sized delete, 0 when unknown.  Fires
@@ -82,31 +92,34 @@ static inline bool hs_is_sampled(const void *p)
  */
 void hs_sampled_free(void *p, size_t size_hint);
 
-/* Decommit the sampled pages kept committed for reuse (malloc_trim).
- * Returns the bytes released.  Thread-safe. */
-size_t hs_sampled_trim(void);
-
 /* Usable size of a pointer into the region (a sample's allocated size a,
  * a large unsampled block's whole pages), 0 if invalid. */
 size_t hs_sampled_usable_size(const void *p);
 
-/*
- * The region's large unsampled blocks (sampled.c).  hs_region_alloc: a
- * block of n bytes (HS_MAX_SMALL_SIZE < n <= HEAPSCOPE_REGION_BLOCK_MAX,
- * default 64 MiB, else NULL) on whole pages of the region, with no record
- * and no probe; NULL when the region is not set up or is full (the
- * caller uses the page heap).  Freed by
- * hs_sampled_free like a sample.  hs_region_grow: grow the block at p
- * (large unsampled, or a sample whose new size was not sampled: its
- * record is released, sample_free fires) in place to n bytes; false,
- * unchanged, when the pages after it are taken.  hs_region_dirty: false
- * when p does not start a block of the region; else true, and *off,
- * *len (bytes from p) the part that may hold old data (calloc clears
- * only that; *len 0: all of it reads as zeros).  Thread-safe.
- */
-void *hs_region_alloc(size_t n);
+/* Grow the block at p (large unsampled, or a sample whose new size was
+ * not sampled: its record is released, sample_free fires) in place to n
+ * bytes; false, unchanged, when the pages after it are taken.
+ * Thread-safe. */
 bool hs_region_grow(void *p, size_t n);
+
+/* ---- region/blocks.c: the region's large unsampled blocks ---- */
+
+/* A block of n bytes (HS_MAX_SMALL_SIZE < n <= HEAPSCOPE_REGION_BLOCK_MAX,
+ * default 64 MiB, else NULL) on whole pages of the region, with no
+ * record and no probe; NULL when the region is not set up or is full
+ * (the caller uses the page heap).  Freed by hs_sampled_free like a
+ * sample.  Thread-safe. */
+void *hs_region_alloc(size_t n);
+/* false when p does not start a block of the region; else true, and
+ * *off, *len (bytes from p) the part that may hold old data (calloc
+ * clears only that; *len 0: all of it reads as zeros).  Thread-safe. */
 bool hs_region_dirty(const void *p, size_t *off, size_t *len);
+
+/* ---- sampling/sampling.c ---- */
+
+/* Decommit the sampled pages kept committed for reuse (malloc_trim).
+ * Returns the bytes released.  Thread-safe. */
+size_t hs_sampled_trim(void);
 
 /* Called once by the allocator's init, after options are parsed. */
 void hs_sampling_init(void);

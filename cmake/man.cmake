@@ -2,7 +2,7 @@
 # Man pages, generated at build time from the help they document, so they
 # cannot drift from it (man/gen_man.sh, man/help2roff.awk):
 #   heapscope(1), heapscope-COMMAND(1)   from `heapscope [COMMAND] --help`
-#   libheapscope(7)                      from allocator/option_list.h,
+#   libheapscope(7)                      from allocator/base/option_list.h,
 #                                        through man/libheapscope_env.c
 # Outputs build/man/PAGE and PAGE.gz (installed, cmake/install.cmake).
 set(HS_MAN_PAGES heapscope.1 heapscope-record.1 heapscope-daemon.1

@@ -6,7 +6,7 @@
 #   heapscope.1            `HEAPSCOPE --help` (DESCRIPTION: its NAME line)
 #   heapscope-CMD.1        `HEAPSCOPE CMD --help`, NAME line from the
 #                          command list of `HEAPSCOPE --help`
-#   libheapscope.7         the output of ENV_DOC (allocator/option_list.h)
+#   libheapscope.7         the output of ENV_DOC (allocator/base/option_list.h)
 # Fails when the commands of `HEAPSCOPE --help` are not the heapscope-CMD.1
 # pages asked for (cmake/man.cmake's list), so a new command gets a page.
 set -eu

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * man/libheapscope_env.c - prints the help text of the library, its
- * HEAPSCOPE_* environment options from allocator/option_list.h (the list
+ * HEAPSCOPE_* environment options from allocator/base/option_list.h (the list
  * the allocator's options table is built from), in the layout that
  * man/help2roff.awk turns into libheapscope(7).  A build-time tool, not
  * installed.  HS_INSTALLED_LIB (the installed SONAME link) and HS_DOCDIR
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "option_list.h"
+#include "base/option_list.h"
 
 /* 134217728 -> "134217728 (128M)": the K/M/G form the options accept. */
 static void print_default(int64_t v)

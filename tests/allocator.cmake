@@ -2,13 +2,12 @@
 # Allocator core: cmocka unit tests per module, API contracts through the
 # shared library, and real programs run under LD_PRELOAD (each preload test
 # twice: HEAPSCOPE_SAMPLE_RATE=0 and the default rate).
-set(HS_ALLOC_DIR ${CMAKE_SOURCE_DIR}/allocator)
 
 # internals: linked statically (hidden symbols are linkable from the .a)
 foreach(t size_class pagemap options page_heap thread_cache)
   add_executable(test_${t} ${CMAKE_CURRENT_SOURCE_DIR}/test_${t}.c)
-  target_include_directories(test_${t} PRIVATE ${HS_ALLOC_DIR})
-  target_link_libraries(test_${t} PRIVATE heapscope_static ${CMOCKA_LIB})
+  target_link_libraries(test_${t} PRIVATE heapscope_static
+    heapscope_internal_headers ${CMOCKA_LIB})
   add_test(NAME alloc_${t} COMMAND test_${t})
   set_tests_properties(alloc_${t} PROPERTIES TIMEOUT 120
     LABELS "unit;allocator" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")
@@ -47,16 +46,15 @@ endfunction()
 # sampling off and at the default period
 add_executable(test_trim ${CMAKE_CURRENT_SOURCE_DIR}/test_trim.c)
 target_compile_options(test_trim PRIVATE -fno-builtin)
-target_include_directories(test_trim PRIVATE ${HS_ALLOC_DIR}
-  ${CMAKE_SOURCE_DIR}/include)
-target_link_libraries(test_trim PRIVATE heapscope_static ${CMOCKA_LIB})
+target_link_libraries(test_trim PRIVATE heapscope_static
+  heapscope_internal_headers ${CMOCKA_LIB})
 hs_alloc_rate_tests(trim test_trim)
 
 # what the trim leaves of the allocator's own memory, page by page
 add_executable(test_trim_meta ${CMAKE_CURRENT_SOURCE_DIR}/test_trim_meta.c)
 target_compile_options(test_trim_meta PRIVATE -fno-builtin)
-target_include_directories(test_trim_meta PRIVATE ${HS_ALLOC_DIR})
-target_link_libraries(test_trim_meta PRIVATE heapscope_static ${CMOCKA_LIB})
+target_link_libraries(test_trim_meta PRIVATE heapscope_static
+  heapscope_internal_headers ${CMOCKA_LIB})
 hs_alloc_rate_tests(trim_meta test_trim_meta)
 
 add_executable(test_api_contracts ${CMAKE_CURRENT_SOURCE_DIR}/test_api_contracts.c)
@@ -104,3 +102,9 @@ if(HS_SQLITE3)
   hs_preload_test(sqlite3 ${HS_SQLITE3} :memory: -init ${HS_PROGS}/preload_workload.sql .quit)
 endif()
 hs_preload_test(cxx_containers $<TARGET_FILE:cxx_containers>)
+
+# The allocator's layers: every include within what its folder may use
+# (allocator/README.md)
+add_test(NAME alloc_layers COMMAND ${HS_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh
+  ${CMAKE_SOURCE_DIR}/allocator)
+set_tests_properties(alloc_layers PROPERTIES LABELS "unit;allocator")

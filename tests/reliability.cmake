@@ -26,9 +26,8 @@ hs_rel_rates(rel_glibc_contracts 300 "unit;allocator;reliability"
 # (libheapscope.a: the internal hs_*_is_valid checkers are linkable)
 add_executable(test_misuse ${HS_REL_DIR}/test_misuse.c)
 target_compile_options(test_misuse PRIVATE -fno-builtin)
-target_include_directories(test_misuse PRIVATE ${CMAKE_SOURCE_DIR}/allocator
-  ${CMAKE_SOURCE_DIR}/include)
-target_link_libraries(test_misuse PRIVATE heapscope_static ${CMOCKA_LIB})
+target_link_libraries(test_misuse PRIVATE heapscope_static
+  heapscope_internal_headers ${CMOCKA_LIB})
 hs_rel_rates(rel_misuse 120 "unit;allocator;reliability"
   $<TARGET_FILE:test_misuse>)
 

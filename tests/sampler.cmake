@@ -2,17 +2,17 @@
 # Sampling side: the sampler maths (sampler.c compiled into the test, core
 # stubbed) and the sampled region / registry through the real library.
 add_executable(test_sampler ${CMAKE_CURRENT_SOURCE_DIR}/test_sampler.c
-  ${CMAKE_SOURCE_DIR}/allocator/sampler.c)
-target_include_directories(test_sampler PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
-target_link_libraries(test_sampler PRIVATE ${CMOCKA_LIB} m)
+  ${CMAKE_SOURCE_DIR}/allocator/sampling/sampler.c)
+target_link_libraries(test_sampler PRIVATE heapscope_internal_headers
+  ${CMOCKA_LIB} m)
 add_test(NAME sampler COMMAND test_sampler)
 set_tests_properties(sampler PROPERTIES TIMEOUT 120
   LABELS "unit;sampling;statistics")
 
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
 add_executable(test_sampled ${CMAKE_CURRENT_SOURCE_DIR}/test_sampled.c)
-target_include_directories(test_sampled PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
-target_link_libraries(test_sampled PRIVATE heapscope ${CMOCKA_LIB} pthread m)
+target_link_libraries(test_sampled PRIVATE heapscope heapscope_internal_headers
+  ${CMOCKA_LIB} pthread m)
 # on a private copy of the library that no host daemon follows: the
 # no-collector assertions hold (tests/run_unfollowed.sh); the same
 # program with a daemon attached is daemon_host_sampled (security.cmake)
@@ -45,8 +45,8 @@ set_tests_properties(sampled_proxy_none PROPERTIES TIMEOUT 60
 # Large unsampled blocks in the sampled region (sampled.c hs_region_*)
 add_executable(test_region ${CMAKE_CURRENT_SOURCE_DIR}/test_region.c)
 target_compile_options(test_region PRIVATE -fno-builtin)
-target_include_directories(test_region PRIVATE ${CMAKE_SOURCE_DIR}/allocator)
-target_link_libraries(test_region PRIVATE heapscope ${CMOCKA_LIB})
+target_link_libraries(test_region PRIVATE heapscope heapscope_internal_headers
+  ${CMOCKA_LIB})
 add_test(NAME sampled_region COMMAND test_region)
 set_tests_properties(sampled_region PROPERTIES TIMEOUT 60
   LABELS "unit;sampling;allocator" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")

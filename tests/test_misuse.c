@@ -25,9 +25,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "central_freelist.h"
-#include "page_heap.h"
-#include "sampled.h"
+#include "core/central_freelist.h"
+#include "core/page_heap.h"
+#include "region/pages.h"
 #include "sampling.h"
 #include <heapscope/heapscope.h>
 

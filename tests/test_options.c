@@ -12,7 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "base/log.h"
+#include "base/options.h"
 
 static void test_defaults(void **state)
 {

@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "page_heap.h"
-#include "pagemap.h"
-#include "stats.h"
+#include "core/page_heap.h"
+#include "core/pagemap.h"
+#include "base/stats.h"
 
 #define MIB ((int64_t)1 << 20)
 #define FLOOR (16 * MIB) /* HEAPSCOPE_RELEASE_RATE, set by ctest */

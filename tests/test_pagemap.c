@@ -13,11 +13,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "central_freelist.h"
-#include "init.h"
-#include "page_heap.h"
-#include "pagemap.h"
-#include "stats.h"
+#include "core/central_freelist.h"
+#include "core/init.h"
+#include "core/page_heap.h"
+#include "core/pagemap.h"
+#include "base/stats.h"
 
 static void test_get_set(void **state)
 {

@@ -420,7 +420,7 @@ static void test_page_cache(void **state)
 }
 
 /* A sample no warm run fits takes a warm run plus the cold pages next to
- * it (sampled_pages.c, merge_warm): only the cold part is faulted in.
+ * it (region/pages.c, merge_warm): only the cold part is faulted in.
  * Layout, in pages from x: A (1, live), B1 (2, freed last: warm), B2 (2,
  * freed and trimmed: cold), C (1, live), 6 cold pages.  A 4-page sample
  * starts at B1 (2 pages recycled), where without the merge it would take
@@ -510,7 +510,7 @@ static void test_page_cache_random(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
-/* Cache admission and decay (sampled_pages.c); run with
+/* Cache admission and decay (region/pages.c); run with
  * HEAPSCOPE_SAMPLED_CACHE=1M.  After many one-page samples, a freed 4 MiB
  * sample (512 pages: over 2 MiB and over 64 times the mean run asked for)
  * is not cached; after the asks have grown to 64-page runs, the same free

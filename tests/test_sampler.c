@@ -22,8 +22,9 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
-#include "sampler.h"
+#include "base/options.h"
+#include "base/os.h"
+#include "sampling/sampler.h"
 
 /* ---- stubs of the allocator core ---- */
 

@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "hs_common.h"
-#include "init.h"
-#include "size_class.h"
+#include "base/hs_common.h"
+#include "core/init.h"
+#include "core/size_class.h"
 
 static int setup(void **state)
 {

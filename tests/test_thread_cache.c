@@ -25,8 +25,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "size_class.h"
-#include "thread_cache.h"
+#include "core/size_class.h"
+#include "core/thread_cache.h"
 
 #define SIZE 64
 #define N 640 /* 10 batches of the 64-byte class */

@@ -39,11 +39,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "central_freelist.h"
-#include "page_heap.h"
-#include "registry.h"
+#include "core/central_freelist.h"
+#include "core/page_heap.h"
+#include "sampling/registry.h"
 #include "sampling.h"
-#include "stats.h"
+#include "base/stats.h"
 
 #pragma GCC diagnostic ignored "-Wuse-after-free"
 

@@ -27,8 +27,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "central_freelist.h"
-#include "pagemap.h"
+#include "core/central_freelist.h"
+#include "core/pagemap.h"
 
 #define MIB ((size_t)1 << 20)
 #define PG ((uintptr_t)4096)

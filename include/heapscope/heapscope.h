@@ -284,7 +284,7 @@ int heapscope_get_allocator_stats(struct heapscope_allocator_stats *out,
 				  size_t size);
 
 /*
- * Fragmentation profile (allocator/fragmentation.c; docs/profiles.md).
+ * Fragmentation profile (allocator/api/fragmentation_api.c; docs/profiles.md).
  * One entry per live sample that holds a proxy (allocated size at most
  * HEAPSCOPE_PROXY_MAX, default 4096 bytes; larger samples have none and
  * are left out: see docs/profiles.md) and whose proxy's span is known: the span

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/base/hs_common.h - macros shared by every allocator file.
+ */
+#ifndef HS_COMMON_H
+#define HS_COMMON_H
+
+#define HS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HS_NOINLINE __attribute__((noinline))
+#define HS_COLD __attribute__((cold, noinline))
+#define HS_EXPORT __attribute__((visibility("default")))
+#define HS_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* heapscope pages: 8 KiB */
+#define HS_PAGE_SHIFT 13
+#define HS_PAGE_SIZE ((size_t)1 << HS_PAGE_SHIFT)
+/* Largest request served from a size class; larger ones get whole spans. */
+#define HS_MAX_SMALL_SIZE ((size_t)256 * 1024)
+/* Default alignment of every result. */
+#define HS_MIN_ALIGN 16
+
+#endif /* HS_COMMON_H */

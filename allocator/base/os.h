@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/base/os.h - the kernel's memory interfaces (os.c is the only
+ * file that calls mmap / mprotect / munmap / madvise) and the thread id.
+ */
+#ifndef HS_OS_H
+#define HS_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Map size bytes (multiple of 4 KiB) readable and writable, aligned to
+ * align (a power of two; below 4 KiB means 4 KiB), accounted as the
+ * kernel's overcommit policy says: NULL (ENOMEM) when the kernel would
+ * not back that much now (heuristic: more than RAM + swap; strict: more
+ * than CommitLimit leaves).  Pages are committed when first touched.
+ * Thread-safe. */
+void *hs_os_alloc(size_t size, size_t align);
+/* Reserve size bytes of address space (multiple of 4 KiB), PROT_NONE,
+ * aligned as hs_os_alloc: charged to no policy, not to be touched until
+ * made writable (hs_lazy_commit).  NULL on failure.  Thread-safe. */
+void *hs_os_reserve(size_t size, size_t align);
+
+/* A reservation made writable front to back as it is used: bytes
+ * [0, committed) of base are readable and writable (and accounted),
+ * the rest PROT_NONE.  committed only grows; it is read with acquire by
+ * code that must not touch beyond it without the owner's lock. */
+typedef struct hs_lazy {
+	char *base;
+	size_t size;
+	size_t committed;
+} hs_lazy_t;
+/* Reserve size bytes (rounded up to 4 KiB) aligned to align.  0 or
+ * -ENOMEM. */
+int hs_lazy_init(hs_lazy_t *l, size_t size, size_t align);
+/* Make [0, bytes) writable, extending by a multiple of step bytes (a
+ * power of two >= 4 KiB, at most up to the end).  0, or -ENOMEM when
+ * bytes exceeds the reservation or the overcommit policy refuses (then
+ * nothing changed).  Caller serialises calls on one l. */
+int hs_lazy_commit(hs_lazy_t *l, size_t bytes, size_t step);
+/* Give the pages back to the OS (MADV_DONTNEED); contents read as zero
+ * afterwards.  Returns 0 or -errno. */
+int hs_os_decommit(void *p, size_t size);
+/* madvise(MADV_NOHUGEPAGE) / (MADV_HUGEPAGE).  Returns 0 or -errno. */
+int hs_os_nohugepage(void *p, size_t size);
+int hs_os_hugepage(void *p, size_t size);
+void hs_os_unmap(void *p, size_t size);
+
+/* Current kernel thread id (gettid(2), cached per thread; a fork child
+ * reads it afresh, hs_os_fork_child).  Thread-safe. */
+uint32_t hs_gettid(void);
+/* In the child after fork: forget the parent's cached thread id. */
+void hs_os_fork_child(void);
+
+#endif /* HS_OS_H */

@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/central_freelist.c - per-class, per-shard lists of spans with
+ * free objects, each with a small transfer cache of whole batches in
+ * front.  A span hands out objects from its own free list first, then
+ * carves never-used objects from its end (so fresh spans are not touched
+ * all at once).  When the last object of a span comes back, the span goes
+ * back to the page heap.  Shards: see central_freelist.h.
+ *
+ * Transfer cache: a full batch given back whose first and last objects
+ * belong to spans of one shard is kept as it is (head and tail) in that
+ * shard's cache, and the next refill of that shard takes it whole: O(1)
+ * under the lock instead of a pagemap lookup, a span update and an object
+ * read per object.  That was most of producer_consumer's time (every
+ * object crosses threads): the class lock was held for a batch of cache
+ * misses while the other thread slept on it.  At most TC_BYTES (and
+ * TC_SLOTS batches) per class and shard, slots from the metadata arena on
+ * first use; malloc_trim drains them (hs_central_drain).  256 KiB, not
+ * the 64 KiB of before: with four threads on two cores a consumer runs
+ * through whole queues while its producer waits, the cache overflowed,
+ * and the producer's refills went back to carving span free lists one
+ * object at a time (producer_consumer at 2 pairs: CPU time -19%, median
+ * of 5).
+ */
+#include <pthread.h>
+#include <sched.h>
+
+#include "base/assert.h"
+#include "base/os.h"
+#include "base/stats.h"
+#include "core/central_freelist.h"
+#include "core/core.h"
+#include "core/page_heap.h"
+#include "core/pagemap.h"
+#include "core/span.h"
+
+#define TC_SLOTS 128
+#define TC_BYTES ((size_t)256 << 10)
+#define TC_MAX_SIZE 1024 /* larger objects: the per-object cost is small */
+
+typedef struct central {
+	pthread_mutex_t lock;
+	hs_span_t *nonempty; /* spans with free or uncarved objects */
+	uint32_t tc_n;	     /* batches in the transfer cache */
+	uint32_t tc_max;     /* its capacity, once tc is allocated */
+	void **tc;	     /* [2 * tc_max]: head, tail of each batch */
+} __attribute__((aligned(64))) central_t;
+
+_Static_assert(sizeof(central_t) == 64, "central_t: one cache line");
+
+#define NSH HS_CENTRAL_MAX_SHARDS
+
+/* Shard-major: the classes of one shard are contiguous, so the shards a
+ * process never uses are never touched. */
+static central_t centrals[NSH][HS_NUM_CLASSES] = {
+	[0 ... NSH - 1] = {[0 ... HS_NUM_CLASSES - 1] = {
+				   .lock = PTHREAD_MUTEX_INITIALIZER}},
+};
+
+/* (shard, class) pairs that have transfer-cache slots: bits only set,
+ * under the class lock and the metadata lock (tc_init).  malloc_trim
+ * visits only these: locking every class of every shard wrote 24 KiB of
+ * `centrals` a small program never touches otherwise. */
+#define TC_WORDS ((HS_NUM_CLASSES + 63) / 64)
+static uint64_t tc_used[NSH][TC_WORDS];
+
+/* Bit cls of a TC_WORDS-word class set. */
+static bool has_class(const uint64_t *words, unsigned cls)
+{
+	return words[cls / 64] >> (cls % 64) & 1;
+}
+
+static bool tc_is_used(unsigned sh, unsigned cls)
+{
+	return __atomic_load_n(&tc_used[sh][cls / 64], __ATOMIC_ACQUIRE) >>
+		       (cls % 64) &
+	       1;
+}
+
+/* Shards in use: twice the CPUs this process may run on (the main thread
+ * is often idle next to a pool of one thread per CPU), 2 .. NSH.  0 until
+ * first needed; set once (the first value published wins). */
+static unsigned nshards;
+/* Live threads per shard (activated caches not yet exited). */
+static unsigned shard_threads[NSH];
+
+static unsigned get_nshards(void)
+{
+	unsigned n = __atomic_load_n(&nshards, __ATOMIC_ACQUIRE);
+	if (HS_LIKELY(n))
+		return n;
+	cpu_set_t set;
+	int ncpu = 0;
+	/* a system call, no allocation (sysconf may read /sys via stdio) */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		ncpu = CPU_COUNT(&set);
+	unsigned want = ncpu > 0 ? 2 * (unsigned)ncpu : 2;
+	if (want > NSH)
+		want = NSH;
+	if (__atomic_compare_exchange_n(&nshards, &n, want, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return want;
+	return n; /* another thread published first */
+}
+
+unsigned hs_central_shard_get(void)
+{
+	unsigned n = get_nshards();
+	/* racy minimum: two threads starting together may pick the same
+	 * shard, which is only slower, never wrong */
+	unsigned best = 0, best_count = ~0u;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned c = __atomic_load_n(&shard_threads[i], __ATOMIC_RELAXED);
+		if (c < best_count) {
+			best = i;
+			best_count = c;
+		}
+	}
+	__atomic_fetch_add(&shard_threads[best], 1, __ATOMIC_RELAXED);
+	return best;
+}
+
+void hs_central_shard_put(unsigned shard)
+{
+	if (shard >= NSH)
+		return;
+	/* saturating: a fork child starts again from zero counts */
+	unsigned c = __atomic_load_n(&shard_threads[shard], __ATOMIC_RELAXED);
+	while (c && !__atomic_compare_exchange_n(&shard_threads[shard], &c,
+						 c - 1, true, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+		;
+}
+
+/* Transfer cache capacity of class cls in batches. */
+static uint32_t tc_capacity(unsigned cls)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	if (ci->size > TC_MAX_SIZE)
+		return 0;
+	size_t batch_bytes = (size_t)ci->batch * ci->size;
+	size_t n = TC_BYTES / batch_bytes;
+	return (uint32_t)(n > TC_SLOTS ? TC_SLOTS : n);
+}
+
+/* Allocates c's transfer cache slots (metadata, under c's lock: lock
+ * order central -> metadata) and marks (sh, cls) in tc_used under the
+ * metadata lock too (see give_back_slots).  Capacity 0 when the class's
+ * batches are too big or memory is short; then tc stays NULL and this
+ * runs again. */
+static void tc_init(central_t *c, unsigned sh, unsigned cls)
+{
+	uint32_t cap = tc_capacity(cls);
+	if (cap == 0)
+		return;
+	hs_meta_lock();
+	void **slots = hs_meta_alloc_locked(2 * cap * sizeof(void *));
+	if (slots)
+		__atomic_fetch_or(&tc_used[sh][cls / 64],
+				  (uint64_t)1 << (cls % 64), __ATOMIC_RELEASE);
+	hs_meta_unlock();
+	if (!slots)
+		return;
+	c->tc_max = cap;
+	c->tc = slots;
+}
+
+static void link_span(central_t *c, hs_span_t *s)
+{
+	s->prev = NULL;
+	s->next = c->nonempty;
+	if (c->nonempty)
+		c->nonempty->prev = s;
+	c->nonempty = s;
+	s->in_list = 1;
+}
+
+static void unlink_span(central_t *c, hs_span_t *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		c->nonempty = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
+	s->in_list = 0;
+}
+
+/* A new span for class cls, on the nonempty list.  false on ENOMEM. */
+static bool populate(central_t *c, unsigned cls, unsigned shard)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	hs_span_t *s = hs_page_heap_alloc_small(ci->pages);
+	if (!s)
+		return false;
+	char *base = hs_span_addr(s);
+	s->freelist = NULL;
+	s->carve = base;
+	s->carve_left = ci->objects;
+	s->allocated = 0;
+	s->shard = (uint8_t)shard;
+	/* publish the class before any object of the span escapes */
+	__atomic_store_n(&s->size_class, (uint8_t)cls, __ATOMIC_RELEASE);
+	link_span(c, s);
+	hs_stat_add(HS_STAT_small_span_bytes, (int64_t)hs_span_bytes(s));
+	hs_stat_add(HS_STAT_central_free_bytes,
+		    (int64_t)ci->objects * ci->size);
+	return true;
+}
+
+int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
+			    void **tail, int n)
+{
+	if (shard >= NSH)
+		shard = 0;
+	central_t *c = &centrals[shard][cls];
+	const size_t size = hs_classes[cls].size;
+	void *chain = NULL, *last = NULL;
+	int got = 0;
+	pthread_mutex_lock(&c->lock);
+	/* a short request (a thread's first refill of the class) takes a
+	 * whole batch rather than carve a new span */
+	if (c->tc_n && (n == hs_classes[cls].batch || !c->nonempty)) {
+		n = hs_classes[cls].batch;
+		c->tc_n--;
+		*head = c->tc[2 * c->tc_n];
+		*tail = c->tc[2 * c->tc_n + 1];
+		pthread_mutex_unlock(&c->lock);
+		hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(n * size));
+		return n;
+	}
+	while (got < n) {
+		hs_span_t *s = c->nonempty;
+		if (!s) {
+			if (!populate(c, cls, shard))
+				break;
+			s = c->nonempty;
+		}
+		while (got < n) {
+			void *obj;
+			if (s->freelist) {
+				obj = s->freelist;
+				s->freelist = *(void **)obj;
+			} else if (s->carve_left) {
+				obj = s->carve;
+				s->carve += size;
+				s->carve_left--;
+			} else {
+				break;
+			}
+			*(void **)obj = chain;
+			chain = obj;
+			if (!last)
+				last = obj;
+			s->allocated++;
+			got++;
+		}
+		if (!s->freelist && !s->carve_left)
+			unlink_span(c, s);
+	}
+	pthread_mutex_unlock(&c->lock);
+	hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(got * size));
+	*head = chain;
+	*tail = last;
+	return got;
+}
+
+/* Gives n objects back to their spans, each under its span's shard lock:
+ * the objects of the first object's shard in one pass under that lock,
+ * the others set aside for the next pass (objects of k shards: k lock
+ * acquisitions, not one per change of shard along the chain). */
+static void insert_spans(unsigned cls, void *head, int n)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	int64_t free_delta = 0, span_delta = 0;
+	while (n > 0) {
+		central_t *c = NULL; /* the shard lock held */
+		void *rest = NULL;
+		int nrest = 0;
+		for (int i = 0; i < n; i++) {
+			void *obj = head;
+			head = *(void **)obj;
+			hs_span_t *s = hs_pagemap_lookup(obj);
+			/* a span's shard is fixed while it has objects out */
+			central_t *sc = &centrals[s->shard][cls];
+			if (!c) {
+				c = sc;
+				pthread_mutex_lock(&c->lock);
+			} else if (sc != c) {
+				*(void **)obj = rest;
+				rest = obj;
+				nrest++;
+				continue;
+			}
+			*(void **)obj = s->freelist;
+			s->freelist = obj;
+			s->allocated--;
+			if (s->allocated == 0) {
+				if (s->in_list)
+					unlink_span(c, s);
+				span_delta -= (int64_t)hs_span_bytes(s);
+				free_delta -=
+					(int64_t)(ci->objects - 1) * ci->size;
+				__atomic_store_n(&s->size_class, 0,
+						 __ATOMIC_RELAXED);
+				hs_page_heap_free_small(s);
+				continue;
+			}
+			free_delta += (int64_t)ci->size;
+			if (!s->in_list)
+				link_span(c, s);
+		}
+		pthread_mutex_unlock(&c->lock);
+		head = rest;
+		n = nrest;
+	}
+	/* once per batch: the statistics' cache line is shared by all */
+	if (span_delta)
+		hs_stat_add(HS_STAT_small_span_bytes, span_delta);
+	if (free_delta)
+		hs_stat_add(HS_STAT_central_free_bytes, free_delta);
+}
+
+void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
+{
+	hs_assert(n > 0 && cls > 0 && cls < HS_NUM_CLASSES);
+	if (n == hs_classes[cls].batch) {
+		unsigned sh = hs_pagemap_lookup(head)->shard;
+		if (hs_pagemap_lookup(tail)->shard == sh) {
+			central_t *c = &centrals[sh][cls];
+			pthread_mutex_lock(&c->lock);
+			if (HS_UNLIKELY(!c->tc))
+				tc_init(c, sh, cls);
+			if (c->tc_n < c->tc_max) {
+				c->tc[2 * c->tc_n] = head;
+				c->tc[2 * c->tc_n + 1] = tail;
+				c->tc_n++;
+				pthread_mutex_unlock(&c->lock);
+				hs_stat_add(HS_STAT_central_free_bytes,
+					    (int64_t)n * hs_classes[cls].size);
+				return;
+			}
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+	insert_spans(cls, head, n);
+}
+
+/* After a drain: gives back the pages of the transfer caches' slot
+ * arrays (up to 2 KiB per class and shard, ~40 KiB for a thread that used
+ * every small class), which read back as zero and fault in again on the
+ * next batch kept.  Every class with slots is locked (ascending, as
+ * fork's prepare does; no other path holds two class locks), then the
+ * metadata lock; if tc_used is still what was locked, every slot array
+ * is behind a lock held here, and no page of theirs holds other
+ * metadata (hs_meta_alloc).  Nothing is given back if a cache holds a
+ * batch again (another thread's free since the drain). */
+static void give_back_slots(unsigned ns)
+{
+	uint64_t want[NSH][TC_WORDS];
+	bool empty = true;
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned w = 0; w < TC_WORDS; w++)
+			want[sh][w] = __atomic_load_n(&tc_used[sh][w],
+						      __ATOMIC_ACQUIRE);
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
+			if (has_class(want[sh], cls))
+				pthread_mutex_lock(&centrals[sh][cls].lock);
+	hs_meta_lock();
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned w = 0; w < TC_WORDS; w++)
+			if (tc_used[sh][w] != want[sh][w])
+				empty = false;
+	for (unsigned sh = 0; sh < ns && empty; sh++)
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
+			if (has_class(want[sh], cls) && centrals[sh][cls].tc_n)
+				empty = false;
+	for (unsigned sh = 0; sh < ns && empty; sh++) {
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+			central_t *c = &centrals[sh][cls];
+			if (!has_class(want[sh], cls) || !c->tc)
+				continue;
+			uintptr_t lo = (uintptr_t)c->tc & ~(uintptr_t)4095;
+			uintptr_t hi =
+				((uintptr_t)(c->tc + 2 * c->tc_max) + 4095) &
+				~(uintptr_t)4095;
+			hs_os_decommit((void *)lo, hi - lo);
+		}
+	}
+	hs_meta_unlock();
+	for (unsigned sh = ns; sh-- > 0;)
+		for (unsigned cls = HS_NUM_CLASSES; cls-- > 1;)
+			if (has_class(want[sh], cls))
+				pthread_mutex_unlock(&centrals[sh][cls].lock);
+}
+
+void hs_central_drain(void)
+{
+	unsigned ns = get_nshards();
+	for (unsigned sh = 0; sh < ns; sh++) {
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+			if (!tc_is_used(sh, cls))
+				continue;
+			central_t *c = &centrals[sh][cls];
+			int n = hs_classes[cls].batch;
+			for (;;) {
+				void *head = NULL;
+				pthread_mutex_lock(&c->lock);
+				if (c->tc_n) {
+					c->tc_n--;
+					head = c->tc[2 * c->tc_n];
+				}
+				pthread_mutex_unlock(&c->lock);
+				if (!head)
+					break;
+				/* counted as central free already */
+				hs_stat_add(HS_STAT_central_free_bytes,
+					    -(int64_t)n * hs_classes[cls].size);
+				insert_spans(cls, head, n);
+			}
+		}
+	}
+	give_back_slots(ns);
+}
+
+bool hs_central_occupancy(const void *obj, struct hs_span_occupancy *o)
+{
+	const hs_span_t *s = hs_pagemap_lookup(obj);
+	unsigned cls = s ? __atomic_load_n(&s->size_class, __ATOMIC_RELAXED) : 0;
+
+	if (!s || !cls || cls >= HS_NUM_CLASSES)
+		return false;
+	o->start = (uint64_t)(uintptr_t)hs_span_addr(s);
+	o->bytes = hs_span_bytes(s);
+	o->live = __atomic_load_n(&s->allocated, __ATOMIC_RELAXED);
+	o->objects = hs_classes[cls].objects;
+	return true;
+}
+
+int hs_central_is_valid(void)
+{
+	int ok = 1;
+	for (unsigned sh = 0; sh < NSH; sh++) {
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+			const hs_class_info_t *ci = &hs_classes[cls];
+			central_t *c = &centrals[sh][cls];
+			pthread_mutex_lock(&c->lock);
+			for (hs_span_t *s = c->nonempty; s; s = s->next) {
+				if (s->size_class != cls || !s->in_list ||
+				    s->shard != sh ||
+				    s->location != HS_SPAN_IN_USE ||
+				    s->npages != ci->pages ||
+				    hs_pagemap_get(s->start) != s ||
+				    s->allocated == 0 ||
+				    s->allocated > ci->objects ||
+				    s->allocated + s->carve_left > ci->objects ||
+				    (!s->freelist && !s->carve_left))
+					ok = 0;
+			}
+			if (c->tc_n > c->tc_max || c->tc_max > TC_SLOTS ||
+			    (c->tc_n && !c->tc))
+				ok = 0;
+			for (uint32_t b = 0; ok && b < c->tc_n; b++) {
+				/* a batch: ci->batch objects of class cls */
+				void *o = c->tc[2 * b];
+				for (uint32_t k = 1; k < ci->batch; k++) {
+					hs_span_t *s = hs_pagemap_lookup(o);
+					if (!s || s->size_class != cls) {
+						ok = 0;
+						break;
+					}
+					o = *(void **)o;
+				}
+				if (o != c->tc[2 * b + 1])
+					ok = 0;
+			}
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+	return ok;
+}
+
+void *hs_central_tc_slots(unsigned shard, unsigned cls, size_t *bytes)
+{
+	*bytes = 0;
+	if (shard >= NSH || cls >= HS_NUM_CLASSES || !tc_is_used(shard, cls))
+		return NULL; /* without touching the lists' memory */
+	central_t *c = &centrals[shard][cls];
+	pthread_mutex_lock(&c->lock);
+	void *p = c->tc;
+	*bytes = p ? 2 * c->tc_max * sizeof(void *) : 0;
+	pthread_mutex_unlock(&c->lock);
+	return p;
+}
+
+const void *hs_central_shard_mem(unsigned shard, size_t *bytes)
+{
+	*bytes = sizeof(centrals[shard]);
+	return centrals[shard];
+}
+
+/* fork: every shard that can be in use (nshards is fixed from here on),
+ * classes ascending within a shard.  No code path holds two central
+ * locks, so any fixed order is deadlock-free. */
+void hs_central_lock_all(void)
+{
+	unsigned ns = get_nshards();
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
+			pthread_mutex_lock(&centrals[sh][i].lock);
+}
+
+void hs_central_unlock_all(void)
+{
+	unsigned ns = get_nshards();
+	for (unsigned sh = ns; sh-- > 0;)
+		for (unsigned i = HS_NUM_CLASSES; i-- > 0;)
+			pthread_mutex_unlock(&centrals[sh][i].lock);
+}
+
+void hs_central_reinit(void)
+{
+	unsigned ns = get_nshards();
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
+			pthread_mutex_init(&centrals[sh][i].lock, NULL);
+	/* the child has one thread: the parent's counts mean nothing */
+	for (unsigned sh = 0; sh < NSH; sh++)
+		shard_threads[sh] = 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/free.c - free slow paths (NULL, foreign pointers, large
+ * spans), hs_free_unsampled for the sampling side, and usable size.
+ *
+ * A pointer the heap does not own (no span in the pagemap, e.g. a block
+ * of the dynamic loader's minimal malloc from before we took over) is
+ * ignored, with one warning per process.
+ */
+#include "base/assert.h"
+#include "base/log.h"
+#include "base/stats.h"
+#include "core/core.h"
+#include "core/free.h"
+#include "core/large.h"
+
+static int warned_foreign;
+
+static HS_COLD void foreign_free(void *p)
+{
+	hs_stat_add(HS_STAT_foreign_free_count, 1);
+	if (!__atomic_exchange_n(&warned_foreign, 1, __ATOMIC_RELAXED))
+		hs_log("heapscope: free(%p): pointer not allocated by "
+		       "heapscope, ignored (warning shown once)",
+		       p);
+}
+
+HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s)
+{
+	if (!p)
+		return;
+	/* both callers send a small span's objects to the thread cache */
+	hs_assert_internal(!s || s->size_class == 0);
+	if (!s || s->location != HS_SPAN_IN_USE || p != hs_span_addr(s)) {
+		foreign_free(p);
+		return;
+	}
+	hs_large_free(s);
+}
+
+void hs_free_unsampled(void *p)
+{
+	hs_free_core(p);
+}
+
+size_t hs_usable_size(const void *p)
+{
+	if (!p)
+		return 0;
+	if (hs_is_sampled(p))
+		return hs_sampled_usable_size(p);
+	hs_span_t *s = hs_pagemap_lookup(p);
+	if (!s || s->location != HS_SPAN_IN_USE)
+		return 0;
+	if (s->size_class)
+		return hs_classes[s->size_class].size;
+	return p == hs_span_addr(s) ? hs_span_bytes(s) : 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/large.c - large blocks: the choice of pool (the sampled
+ * region's pages or a page-heap span) and the page heap's side of their
+ * accounting.  Each pool accounts for the blocks it serves with the one
+ * call hs_stat_large() (base/stats.h); the region's side is
+ * region/blocks.c.
+ */
+#include "base/stats.h"
+#include "core/init.h"
+#include "core/large.h"
+#include "core/page_heap.h"
+#include "core/pagemap.h"
+#include "sampling.h"
+
+/* The largest block's pages are page numbers the pagemap covers. */
+_Static_assert((HS_LARGE_MAX >> HS_PAGE_SHIFT) <= ((size_t)1 << HS_PM_BITS),
+	       "HS_LARGE_MAX beyond the pagemap");
+
+void *hs_large_alloc_span(size_t n, size_t align)
+{
+	if (n > HS_LARGE_MAX)
+		return NULL;
+	if (!hs_init_global())
+		return NULL;
+	size_t pages = (n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
+	if (pages == 0)
+		pages = 1;
+	size_t align_pages = align > HS_PAGE_SIZE ? align >> HS_PAGE_SHIFT : 1;
+	hs_span_t *s = hs_page_heap_alloc(pages, align_pages);
+	if (!s)
+		return NULL;
+	hs_stat_large(HS_POOL_PAGE_HEAP, (int64_t)hs_span_bytes(s), 1);
+	return hs_span_addr(s);
+}
+
+void *hs_large_alloc(size_t n)
+{
+	void *p = hs_region_alloc(n);
+	return p ? p : hs_large_alloc_span(n, 0);
+}
+
+bool hs_large_grow(hs_span_t *s, size_t n)
+{
+	size_t before = hs_span_bytes(s);
+	size_t pages = (n + HS_PAGE_SIZE - 1) >> HS_PAGE_SHIFT;
+	if (!hs_page_heap_try_grow(s, pages))
+		return false;
+	hs_stat_large(HS_POOL_PAGE_HEAP, (int64_t)(hs_span_bytes(s) - before),
+		      0);
+	return true;
+}
+
+void hs_large_free(hs_span_t *s)
+{
+	hs_stat_large(HS_POOL_PAGE_HEAP, -(int64_t)hs_span_bytes(s), -1);
+	hs_page_heap_free(s);
+}

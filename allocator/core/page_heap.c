@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/page_heap.c - span allocation from free lists indexed by
+ * length (exact lists below MAX_LIST pages, one best-fit list above),
+ * kept separately for committed and released (MADV_DONTNEED) spans.
+ *
+ * Free spans coalesce with neighbours in the same state only, so the
+ * committed / released accounting stays exact.  New OS memory enters as
+ * one released span (it is not resident until touched).  Release policy
+ * (page_release.c): committed free memory up to
+ * HEAPSCOPE_RELEASE_RATE is kept; above it, spans free for a second go
+ * back to the OS, oldest first, and at once whatever exceeds twice the
+ * bytes in use; malloc_trim(0) releases everything.  New memory comes
+ * in 2 MiB steps from a 64 MiB chunk of address space (grow_locked).  Only the
+ * excess goes, oldest first: a span just freed is the one the next request of
+ * that size reuses, and releasing it (or everything down to a low-water
+ * mark) turned each free/malloc pair of a large block into a page fault
+ * per 4 KiB (large_blocks: 3x tcmalloc's faults).
+ *
+ * Pagemap invariant: every page of a small-object span maps to it; the
+ * first and last pages of a large span or of a free span map to it and
+ * its other entries are NULL.  So every non-NULL entry names the span
+ * that covers its page (no stale pointer to a span object since reused:
+ * free() of an interior pointer of a large block finds NULL), and a
+ * large span costs two entries whatever its size, as in tcmalloc.
+ * Setting every entry of a large span wrote 8 bytes per 8 KiB page:
+ * malloc(64 GiB) committed 64 MiB of pagemap leaves and took 130 ms,
+ * malloc(1 TiB) got the process OOM-killed.  Each operation below keeps
+ * the invariant with O(1) entries, except a small span, which maps (and
+ * on free clears) its few pages.
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "base/assert.h"
+#include "base/clock.h"
+#include "base/options.h"
+#include "base/os.h"
+#include "base/stats.h"
+#include "core/page_heap.h"
+#include "core/page_heap_internal.h"
+#include "core/pagemap.h"
+
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+hs_span_t *hs_ph_lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
+/* Bit n of nonempty[k] set iff lists[k][n] has a span: a best-fit search
+ * is a few word scans instead of up to 128 list heads per kind. */
+#define NWORDS ((MAX_LIST + 1 + 63) / 64)
+static uint64_t nonempty[2][NWORDS];
+
+static int kind_of(const hs_span_t *s)
+{
+	return s->location == HS_SPAN_RELEASED ? RELEASED : COMMITTED;
+}
+
+static size_t index_of(const hs_span_t *s)
+{
+	return s->npages < MAX_LIST ? s->npages : MAX_LIST;
+}
+
+static hs_span_t **list_of(hs_span_t *s)
+{
+	return &hs_ph_lists[kind_of(s)][index_of(s)];
+}
+
+static void list_insert(hs_span_t *s)
+{
+	hs_span_t **head = list_of(s);
+	size_t i = index_of(s);
+	nonempty[kind_of(s)][i / 64] |= (uint64_t)1 << (i % 64);
+	s->prev = NULL;
+	s->next = *head;
+	if (*head)
+		(*head)->prev = s;
+	*head = s;
+	hs_stat_add(s->location == HS_SPAN_RELEASED
+			    ? HS_STAT_pageheap_released_bytes
+			    : HS_STAT_pageheap_free_bytes,
+		    (int64_t)hs_span_bytes(s));
+	hs_stat_add(HS_STAT_pageheap_free_count, 1);
+}
+
+void hs_ph_list_remove(hs_span_t *s)
+{
+	hs_span_t **head = list_of(s);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		*head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
+	if (!*head) {
+		size_t i = index_of(s);
+		nonempty[kind_of(s)][i / 64] &= ~((uint64_t)1 << (i % 64));
+	}
+	hs_stat_add(s->location == HS_SPAN_RELEASED
+			    ? HS_STAT_pageheap_released_bytes
+			    : HS_STAT_pageheap_free_bytes,
+		    -(int64_t)hs_span_bytes(s));
+	hs_stat_add(HS_STAT_pageheap_free_count, -1);
+}
+
+/* Maps the first and last pages of s to `to` (s or NULL). */
+static void set_edges(const hs_span_t *s, hs_span_t *to)
+{
+	hs_pagemap_set(s->start, to);
+	hs_pagemap_set(s->start + s->npages - 1, to);
+}
+
+/* Puts s (not on any list; its edges mapped, interior NULL) into the
+ * free lists in state loc, merging it with free neighbours in the same
+ * state.  The edges that end up inside the merged span are cleared. */
+void hs_ph_free_locked(hs_span_t *s, uint8_t loc)
+{
+	s->location = loc;
+	s->size_class = 0;
+	hs_span_t *prev = hs_pagemap_get(s->start - 1);
+	if (prev && prev != s && prev->location == loc &&
+	    prev->start + prev->npages == s->start) {
+		hs_ph_list_remove(prev);
+		set_edges(prev, NULL);
+		set_edges(s, NULL);
+		s->start = prev->start;
+		s->npages += prev->npages;
+		hs_span_delete(prev);
+	}
+	hs_span_t *next = hs_pagemap_get(s->start + s->npages);
+	if (next && next != s && next->location == loc &&
+	    next->start == s->start + s->npages) {
+		hs_ph_list_remove(next);
+		set_edges(next, NULL);
+		set_edges(s, NULL);
+		s->npages += next->npages;
+		hs_span_delete(next);
+	}
+	set_edges(s, s);
+	s->free_ms = hs_clock_coarse_ms();
+	list_insert(s);
+}
+
+/* The standard chunk being grown: HS_HEAP_CHUNK of address space, made
+ * writable 2 MiB steps at a time as the heap needs it (a 64 MiB chunk
+ * mapped writable at once cost every process 64 MiB of CommitLimit under
+ * strict overcommit, for a heap of a few KiB). */
+static hs_lazy_t chunk;
+
+/* New memory [m, m + bytes) enters the heap as a released span. */
+static bool add_memory_locked(char *m, size_t bytes)
+{
+	hs_span_t *s = hs_span_new();
+	if (!s)
+		return false;
+	hs_stat_add(HS_STAT_system_bytes, (int64_t)bytes);
+	s->start = (uintptr_t)m >> HS_PAGE_SHIFT;
+	s->npages = bytes >> HS_PAGE_SHIFT;
+	/* merges with the chunk's tail */
+	hs_ph_free_locked(s, HS_SPAN_RELEASED);
+	return true;
+}
+
+/* Gets OS memory for at least npages pages.  false on ENOMEM.  The
+ * memory is mapped or committed first, accounted (hs_os_alloc,
+ * hs_lazy_commit): a request the kernel's overcommit policy would not
+ * back fails there, in a few microseconds, before a span or a pagemap
+ * node exists. */
+static bool grow_locked(size_t npages)
+{
+	if (npages > ((size_t)1 << HS_PM_BITS))
+		return false;
+	const size_t huge = (size_t)2 << 20;
+	size_t bytes = ((npages << HS_PAGE_SHIFT) + huge - 1) & ~(huge - 1);
+	if (bytes > HS_HEAP_CHUNK) {
+		/* A mapping of its own for one large request: let THP back
+		 * it (2 MiB aligned).  Standard chunks stay as the system's
+		 * THP mode says, so small heaps do not bloat. */
+		char *m = hs_os_alloc(bytes, huge);
+		if (!m)
+			return false;
+		hs_os_hugepage(m, bytes);
+		if (!hs_pagemap_ensure((uintptr_t)m >> HS_PAGE_SHIFT,
+				       bytes >> HS_PAGE_SHIFT) ||
+		    !add_memory_locked(m, bytes)) {
+			hs_os_unmap(m, bytes);
+			return false;
+		}
+		return true;
+	}
+	if (!chunk.base || chunk.size - chunk.committed < bytes) {
+		hs_lazy_t c;
+		if (hs_lazy_init(&c, HS_HEAP_CHUNK, huge))
+			return false;
+		if (!hs_pagemap_ensure((uintptr_t)c.base >> HS_PAGE_SHIFT,
+				       HS_HEAP_CHUNK >> HS_PAGE_SHIFT)) {
+			hs_os_unmap(c.base, c.size);
+			return false;
+		}
+		/* the old chunk's never-used tail is address space only */
+		if (chunk.base)
+			hs_os_unmap(chunk.base + chunk.committed,
+				    chunk.size - chunk.committed);
+		chunk = c;
+	}
+	char *m = chunk.base + chunk.committed;
+	if (hs_lazy_commit(&chunk, chunk.committed + bytes, huge))
+		return false;
+	if (!add_memory_locked(m, bytes)) {
+		/* committed, not in the heap: the next grow adds it */
+		chunk.committed -= bytes;
+		return false;
+	}
+	return true;
+}
+
+/* Best fit among the spans of list kind k (COMMITTED or RELEASED). */
+static hs_span_t *find_kind_locked(int k, size_t npages)
+{
+	if (npages < MAX_LIST) {
+		size_t w = npages / 64;
+		uint64_t bits =
+			nonempty[k][w] & (~(uint64_t)0 << (npages % 64));
+		for (;;) {
+			if (bits) {
+				size_t n =
+					w * 64 + (size_t)__builtin_ctzll(bits);
+				if (n < MAX_LIST)
+					return hs_ph_lists[k][n];
+				break; /* only the >= MAX_LIST list is left */
+			}
+			if (++w == NWORDS)
+				break;
+			bits = nonempty[k][w];
+		}
+	}
+	hs_span_t *best = NULL;
+	for (hs_span_t *s = hs_ph_lists[k][MAX_LIST]; s; s = s->next)
+		if (s->npages >= npages &&
+		    (!best || s->npages < best->npages ||
+		     (s->npages == best->npages && s->start < best->start)))
+			best = s;
+	return best;
+}
+
+/* A free span of >= npages pages: the best committed fit, else the best
+ * released one.  Committed memory first, even when a released span fits
+ * more tightly: a released span costs a page fault per 4 KiB touched,
+ * and committed spans left aside pile up until the release policy
+ * madvises them away, the fault-and-release cycle that made mixed-size
+ * workloads several times slower than their peers. */
+static hs_span_t *find_locked(size_t npages)
+{
+	hs_span_t *s = find_kind_locked(COMMITTED, npages);
+	return s ? s : find_kind_locked(RELEASED, npages);
+}
+
+/* Cuts the first npages pages off free span s; the rest stays free in
+ * the same state.  Returns the IN_USE span, edges mapped. */
+static hs_span_t *carve_locked(hs_span_t *s, size_t npages)
+{
+	uint8_t loc = s->location;
+	hs_ph_list_remove(s);
+	if (s->npages > npages) {
+		hs_span_t *rest = hs_span_new();
+		if (rest) {
+			rest->start = s->start + npages;
+			rest->npages = s->npages - npages;
+			rest->location = loc;
+			set_edges(rest, rest);
+			list_insert(rest);
+			s->npages = npages;
+			set_edges(s, s);
+		}
+		/* without metadata the caller gets the whole span */
+	}
+	s->location = HS_SPAN_IN_USE;
+	s->zeroed = loc == HS_SPAN_RELEASED;
+	return s;
+}
+
+/* Returns the first `pages` pages of IN_USE span s to the free lists
+ * (state: loc) and keeps the rest in s. */
+static void trim_head_locked(hs_span_t *s, size_t pages, uint8_t loc)
+{
+	hs_span_t *h = hs_span_new();
+	if (!h)
+		return; /* keep the pages in s: wasteful, not wrong */
+	h->start = s->start;
+	h->npages = pages;
+	s->start += pages;
+	s->npages -= pages;
+	hs_ph_free_locked(h, loc); /* maps h's edges: s's old first page */
+	hs_pagemap_set(s->start, s);
+}
+
+static void trim_tail_locked(hs_span_t *s, size_t keep, uint8_t loc)
+{
+	hs_span_t *t = hs_span_new();
+	if (!t)
+		return;
+	t->start = s->start + keep;
+	t->npages = s->npages - keep;
+	s->npages = keep;
+	hs_ph_free_locked(t, loc); /* maps t's edges: s's old last page */
+	hs_pagemap_set(s->start + s->npages - 1, s);
+}
+
+/* Merges a run of adjacent free spans, committed and released mixed,
+ * that covers at least want pages, into one free span, and returns it;
+ * NULL when there is none.  Committed and released spans never coalesce
+ * on free (so the accounting stays exact), which can leave a big
+ * request with no single fit while the pieces side by side would do.
+ * Releasing the committed pieces so they coalesce (gperftools
+ * PageHeap::New does that) cost a page fault per 4 KiB of the block
+ * just to make room: large_blocks at 2 threads released 3x its heap.
+ * The merged span counts as committed unless every piece was released
+ * (so it is not assumed zero); its released pages are then counted as
+ * committed until the release policy or a trim madvises them again,
+ * which is harmless.  Best fit: the shortest such run. */
+static hs_span_t *merge_run_locked(size_t want)
+{
+	hs_span_t *best = NULL;
+	size_t best_len = 0;
+	for (int k = COMMITTED; k <= RELEASED; k++)
+		for (size_t n = 1; n <= MAX_LIST; n++)
+			for (hs_span_t *s = hs_ph_lists[k][n]; s; s = s->next) {
+				hs_span_t *p = hs_pagemap_get(s->start - 1);
+				if (p && p != s &&
+				    p->start + p->npages == s->start &&
+				    (p->location == HS_SPAN_FREE ||
+				     p->location == HS_SPAN_RELEASED))
+					continue; /* not the start of a run */
+				size_t len = s->npages;
+				hs_span_t *nx;
+				while (len < want &&
+				       (nx = hs_pagemap_get(s->start + len)) &&
+				       nx->start == s->start + len &&
+				       (nx->location == HS_SPAN_FREE ||
+					nx->location == HS_SPAN_RELEASED))
+					len += nx->npages;
+				if (len >= want && (!best || len < best_len)) {
+					best = s;
+					best_len = len;
+				}
+			}
+	if (!best)
+		return NULL;
+	bool all_released = true;
+	size_t len = 0;
+	for (hs_span_t *s = best; len < best_len;) {
+		hs_span_t *nx = hs_pagemap_get(s->start + s->npages);
+		len += s->npages;
+		all_released &= s->location == HS_SPAN_RELEASED;
+		hs_ph_list_remove(s);
+		set_edges(s, NULL); /* free_locked maps the run's edges */
+		if (s != best)
+			hs_span_delete(s);
+		s = nx;
+	}
+	best->npages = len;
+	hs_ph_free_locked(best, all_released ? HS_SPAN_RELEASED : HS_SPAN_FREE);
+	hs_stat_add(HS_STAT_pageheap_merge_count, 1);
+	return find_locked(want);
+}
+
+/* hs_page_heap_alloc; small: map every page (hs_page_heap_alloc_small). */
+static hs_span_t *page_heap_alloc(size_t npages, size_t align_pages, bool small)
+{
+	if (align_pages < 1)
+		align_pages = 1;
+	size_t want = npages + align_pages - 1;
+	if (npages == 0 || want < npages || want > ((size_t)1 << HS_PM_BITS))
+		return NULL;
+	pthread_mutex_lock(&heap_lock);
+	hs_span_t *s = find_locked(want);
+	if (!s)
+		s = merge_run_locked(want);
+	if (!s) {
+		if (!grow_locked(want)) {
+			pthread_mutex_unlock(&heap_lock);
+			return NULL;
+		}
+		s = find_locked(want);
+	}
+	uint8_t loc = s->location;
+	if (align_pages == 1) {
+		s = carve_locked(s, npages);
+	} else {
+		/* take a big enough run, then give back head and tail */
+		s = carve_locked(s, want);
+		size_t head = (align_pages - (s->start & (align_pages - 1))) &
+			      (align_pages - 1);
+		if (head)
+			trim_head_locked(s, head, loc);
+		if (s->start & (align_pages - 1)) {
+			/* no metadata to split: fail cleanly */
+			hs_ph_free_locked(s, loc);
+			pthread_mutex_unlock(&heap_lock);
+			return NULL;
+		}
+		if (s->npages > npages)
+			trim_tail_locked(s, npages, loc);
+		s->zeroed = loc == HS_SPAN_RELEASED;
+	}
+	/* under the lock: hs_pagemap_trim must see the entries */
+	if (small)
+		hs_pagemap_set_range(s);
+	pthread_mutex_unlock(&heap_lock);
+	hs_assert_internal(s->location == HS_SPAN_IN_USE &&
+			   s->npages >= npages && s->size_class == 0 &&
+			   !(s->start & (align_pages - 1)));
+	hs_assert_expensive(hs_page_heap_is_valid());
+	return s;
+}
+
+hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
+{
+	return page_heap_alloc(npages, align_pages, false);
+}
+
+hs_span_t *hs_page_heap_alloc_small(size_t npages)
+{
+	return page_heap_alloc(npages, 1, true);
+}
+
+/* hs_page_heap_free; small: clear the interior entries first. */
+static void page_heap_free(hs_span_t *s, bool small)
+{
+	hs_assert(s->location == HS_SPAN_IN_USE);
+	pthread_mutex_lock(&heap_lock);
+	if (small)
+		for (size_t i = 1; i + 1 < s->npages; i++)
+			hs_pagemap_set(s->start + i, NULL);
+	s->freelist = NULL;
+	s->carve = NULL;
+	s->carve_left = 0;
+	s->shard = 0;
+	s->allocated = 0;
+	s->in_list = 0;
+	hs_ph_free_locked(s, HS_SPAN_FREE);
+	hs_ph_release_policy_locked();
+	pthread_mutex_unlock(&heap_lock);
+	hs_assert_expensive(hs_page_heap_is_valid());
+}
+
+void hs_page_heap_free(hs_span_t *s)
+{
+	page_heap_free(s, false);
+}
+
+void hs_page_heap_free_small(hs_span_t *s)
+{
+	page_heap_free(s, true);
+}
+
+bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)
+{
+	if (npages <= s->npages || npages > ((size_t)1 << HS_PM_BITS))
+		return npages <= s->npages;
+	size_t extra = npages - s->npages;
+	uintptr_t end = s->start + s->npages;
+	pthread_mutex_lock(&heap_lock);
+	hs_span_t *next = hs_pagemap_get(end);
+	if (!next || next->start != end || next->npages < extra ||
+	    (next->location != HS_SPAN_FREE &&
+	     next->location != HS_SPAN_RELEASED)) {
+		pthread_mutex_unlock(&heap_lock);
+		return false;
+	}
+	uint8_t loc = next->location;
+	hs_ph_list_remove(next);
+	set_edges(next, NULL);
+	if (next->npages > extra) {
+		next->start += extra;
+		next->npages -= extra;
+		next->location = loc;
+		set_edges(next, next);
+		list_insert(next);
+	} else {
+		hs_span_delete(next);
+	}
+	set_edges(s, NULL); /* its last page is inside it now */
+	s->npages = npages;
+	set_edges(s, s);
+	pthread_mutex_unlock(&heap_lock);
+	return true;
+}
+
+size_t hs_page_heap_release(size_t bytes)
+{
+	pthread_mutex_lock(&heap_lock);
+	size_t done = hs_ph_release_locked(bytes);
+	pthread_mutex_unlock(&heap_lock);
+	return done;
+}
+
+int hs_page_heap_is_valid(void)
+{
+	int ok = 1;
+	pthread_mutex_lock(&heap_lock);
+	for (int k = COMMITTED; k <= RELEASED; k++) {
+		for (size_t n = 1; n <= MAX_LIST; n++) {
+			int bit = (int)(nonempty[k][n / 64] >> (n % 64)) & 1;
+			if (bit != (hs_ph_lists[k][n] != NULL))
+				ok = 0;
+			for (hs_span_t *s = hs_ph_lists[k][n]; s; s = s->next) {
+				uint8_t want = k == RELEASED ? HS_SPAN_RELEASED
+							     : HS_SPAN_FREE;
+				if (s->location != want ||
+				    (n < MAX_LIST && s->npages != n) ||
+				    (n == MAX_LIST && s->npages < MAX_LIST) ||
+				    hs_pagemap_get(s->start) != s ||
+				    hs_pagemap_get(s->start + s->npages - 1) !=
+					    s)
+					ok = 0;
+				/* neighbours in the same state must have
+				 * been merged */
+				hs_span_t *nx =
+					hs_pagemap_get(s->start + s->npages);
+				if (nx && nx->location == want &&
+				    nx->start == s->start + s->npages)
+					ok = 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&heap_lock);
+	return ok;
+}
+
+void hs_page_heap_lock(void)
+{
+	pthread_mutex_lock(&heap_lock);
+}
+
+void hs_page_heap_unlock(void)
+{
+	pthread_mutex_unlock(&heap_lock);
+}
+
+void hs_page_heap_reinit(void)
+{
+	pthread_mutex_init(&heap_lock, NULL);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/page_heap.h - the page heap: free spans by length, memory
+ * from the OS in large reservations, coalescing, and the release policy.
+ * One mutex guards everything here (lock order: central free list lock,
+ * then page heap lock, then metadata lock).
+ */
+#ifndef HS_PAGE_HEAP_H
+#define HS_PAGE_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/span.h"
+
+/* Heap growth: standard chunks of this much address space, committed in
+ * 2 MiB steps; a request above it gets a mapping of its own. */
+#define HS_HEAP_CHUNK ((size_t)64 << 20)
+
+/*
+ * A large block: a span of npages heapscope pages whose start is a
+ * multiple of align_pages pages (0 or 1 = no constraint).  The span is
+ * IN_USE with size_class 0; its first and last pages map to it in the
+ * pagemap, the others to NULL (so its size costs no metadata);
+ * span->zeroed tells whether all its bytes are known to read as zero.
+ * NULL when the kernel's overcommit policy refuses the memory (new
+ * memory is mapped before any metadata is made) or the request is
+ * beyond the address space the pagemap covers.  Thread-safe.
+ */
+hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages);
+
+/* A span for small objects: as hs_page_heap_alloc(npages, 1), and every
+ * page maps to it (objects are looked up anywhere in it).  The caller
+ * sets size_class.  Thread-safe. */
+hs_span_t *hs_page_heap_alloc_small(size_t npages);
+
+/* Gives an IN_USE span back (coalesces with free neighbours; may return
+ * memory to the OS under the release policy).  _small: a span from
+ * hs_page_heap_alloc_small, whose interior entries are cleared.
+ * Thread-safe. */
+void hs_page_heap_free(hs_span_t *s);
+void hs_page_heap_free_small(hs_span_t *s);
+
+/* Grows IN_USE large span s in place to npages pages when the pages right
+ * after it are free; true on success (edges moved).  Thread-safe. */
+bool hs_page_heap_try_grow(hs_span_t *s, size_t npages);
+
+/* Returns up to `bytes` of free committed memory to the OS (SIZE_MAX =
+ * all of it); result: bytes released.  Thread-safe. */
+size_t hs_page_heap_release(size_t bytes);
+
+/* Checker for tests: walks the free lists; 1 if consistent. */
+int hs_page_heap_is_valid(void);
+
+/* fork handlers */
+void hs_page_heap_lock(void);
+void hs_page_heap_unlock(void);
+void hs_page_heap_reinit(void);
+
+#endif /* HS_PAGE_HEAP_H */

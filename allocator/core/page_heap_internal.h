@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/page_heap_internal.h - the page heap's free lists as
+ * page_heap.c (the lists, allocation, coalescing) and page_release.c (the
+ * release policy) share them.  Private to those two files; the page heap
+ * lock is held by every caller.
+ */
+#ifndef HS_PAGE_HEAP_INTERNAL_H
+#define HS_PAGE_HEAP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/span.h"
+
+#define MAX_LIST 128 /* lists[k][n] holds spans of n pages, n < MAX_LIST */
+
+enum { COMMITTED = 0, RELEASED = 1 };
+
+/* Free spans by kind and length; [k][MAX_LIST]: >= MAX_LIST pages. */
+extern hs_span_t *hs_ph_lists[2][MAX_LIST + 1];
+
+/* ---- page_heap.c ---- */
+
+/* Take free span s off its list (statistics follow). */
+void hs_ph_list_remove(hs_span_t *s);
+/* Put s (on no list) into the free lists in state loc, merged with free
+ * neighbours in the same state. */
+void hs_ph_free_locked(hs_span_t *s, uint8_t loc);
+
+/* ---- page_release.c ---- */
+
+/* Release at least `bytes` of committed free memory (SIZE_MAX: all of
+ * it), oldest spans first; returns the bytes released. */
+size_t hs_ph_release_locked(size_t bytes);
+/* The release policy, after each free into the page heap. */
+void hs_ph_release_policy_locked(void);
+
+#endif /* HS_PAGE_HEAP_INTERNAL_H */

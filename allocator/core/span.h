@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/span.h - the span (a run of heapscope pages) and the metadata
+ * arena spans and pagemap nodes come from (never from malloc).
+ */
+#ifndef HS_SPAN_H
+#define HS_SPAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/hs_common.h"
+
+enum hs_span_location {
+	HS_SPAN_IN_USE = 1,   /* handed out: small-object span or large block */
+	HS_SPAN_FREE = 2,     /* in the page heap, pages committed */
+	HS_SPAN_RELEASED = 3, /* in the page heap, pages given back to the OS */
+};
+
+typedef struct hs_span {
+	uintptr_t start;      /* first page number (address >> 13) */
+	size_t npages;	      /* length in heapscope pages */
+	struct hs_span *next; /* page heap or central free list links */
+	struct hs_span *prev;
+	/* small-object spans (size_class != 0), guarded by the class lock */
+	void *freelist;	     /* freed objects of this span */
+	char *carve;	     /* next never-used object */
+	uint32_t carve_left; /* never-used objects left after carve */
+	union {
+		uint32_t allocated; /* small IN_USE: objects out of the span */
+		uint32_t free_ms;   /* FREE: when the page heap got it (ms,
+				     * coarse monotonic clock, wraps), for
+				     * releasing the oldest spans first */
+	};
+	uint8_t size_class; /* 0 = large block or free span */
+	uint8_t location;   /* enum hs_span_location */
+	uint8_t in_list;    /* on the central nonempty list */
+	uint8_t zeroed;	    /* large: all bytes known zero at alloc */
+	uint8_t shard;	    /* small: central list shard the span is on */
+} hs_span_t;
+
+static inline void *hs_span_addr(const hs_span_t *s)
+{
+	return (void *)(s->start << HS_PAGE_SHIFT);
+}
+
+static inline size_t hs_span_bytes(const hs_span_t *s)
+{
+	return s->npages << HS_PAGE_SHIFT;
+}
+
+/* New zeroed span object / give one back.  NULL when the OS refuses
+ * memory.  Thread-safe (metadata lock). */
+hs_span_t *hs_span_new(void);
+void hs_span_delete(hs_span_t *s);
+
+/* Gives back to the OS (MADV_DONTNEED) the 4 KiB pages of span objects
+ * that hold no live span; later hs_span_new calls reuse them.  Result:
+ * bytes given back.  Thread-safe (metadata lock). */
+size_t hs_span_trim(void);
+
+/* Zeroed metadata memory, never freed: 64-byte aligned, 4 KiB aligned
+ * (and whole pages) when size >= 4 KiB.  NULL on ENOMEM.  Thread-safe
+ * (metadata lock); _locked: the caller holds it (hs_meta_lock).  The
+ * allocations under 4 KiB are the transfer caches' slot arrays only, so
+ * a page such an array touches holds no other metadata:
+ * hs_central_drain gives those pages back when every cache is empty. */
+void *hs_meta_alloc(size_t size);
+void *hs_meta_alloc_locked(size_t size);
+
+/* fork handlers for the metadata lock */
+void hs_meta_lock(void);
+void hs_meta_unlock(void);
+void hs_meta_reinit(void);
+
+#endif /* HS_SPAN_H */

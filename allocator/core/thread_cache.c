@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/thread_cache.c - the out-of-line parts of the thread cache:
+ * activation, refill from and overflow to the central free lists, and
+ * the thread-exit destructor that returns everything.
+ *
+ * Caches come from the metadata arena (hs_meta_alloc: zeroed, never
+ * freed) and are kept on a free list, under the metadata lock, for the
+ * next thread: a program that creates threads one after another uses one
+ * cache.  The lock is taken by the fork handlers, so the child's list
+ * is consistent; the caches of threads that do not exist in the child
+ * stay allocated, as their objects do.
+ *
+ * List limits adapt in one way: a class the thread only frees (two
+ * overflows with no refill between them) keeps at most one batch, not
+ * max_cached (2 batches for small classes); a refill restores it.
+ * thread_churn's joining thread frees half of every worker's objects and
+ * cached up to 64 of each class; tried first, TCMalloc's slow start
+ * (every list from 1 up) made refills smaller than a batch, which cannot
+ * take a transfer-cache batch, and its RSS went from 2.7 to 8 MB.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "base/assert.h"
+#include "core/central_freelist.h"
+#include "core/init.h"
+#include "core/span.h"
+#include "core/thread_cache.h"
+
+/* Read-only (.rodata): the cast that stores them in hs_thread.tc is safe
+ * as nothing writes a cache that is not HS_TC_ACTIVE, and a bug that did
+ * would fault instead of corrupting a list that every thread shares. */
+const hs_tcache_t hs_tc_empty = {.state = HS_TC_EMPTY};
+const hs_tcache_t hs_tc_dead = {.state = HS_TC_DEAD};
+
+HS_TLS hs_thread_t hs_thread = {.tc = (hs_tcache_t *)&hs_tc_empty};
+
+/* the whole static TLS must stay within 256 bytes (tests/test_tls_size.sh) */
+_Static_assert(sizeof(hs_thread_t) <= 64, "keep the static TLS small");
+
+static hs_tcache_t *free_caches; /* under the metadata lock */
+
+/* A thread's first refill of a class takes at most this many bytes of
+ * objects (at least one), later ones a whole batch.  A batch is ~64 KiB
+ * for the classes above 2 KiB, and carving it writes the link word of
+ * each object: a program's one stdio buffer (malloc(4096)) made 64 KiB
+ * of the heap resident, against 4 KiB for glibc.  Only the first: the
+ * slow start tried before (every refill from one object up) cost
+ * thread_churn 2.7 -> 8 MB, as refills below a batch carved new spans
+ * while the transfer cache held batches; a short refill now takes a
+ * transfer-cache batch when its shard has no span with free objects
+ * (hs_central_remove_range). */
+#define FIRST_REFILL_BYTES 8192
+
+/* Gives the first n objects of list l (class cls) to the central list. */
+static void release_n(hs_tc_list_t *l, unsigned cls, uint32_t n)
+{
+	if (n == 0)
+		return;
+	void *head = l->head, *last = head;
+	for (uint32_t i = 1; i < n; i++)
+		last = *(void **)last;
+	l->head = *(void **)last;
+	l->length -= n;
+	hs_central_insert_range(cls, head, last, (int)n);
+}
+
+static void flush_all(hs_tcache_t *tc)
+{
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+		release_n(&tc->lists[c], c, tc->lists[c].length);
+}
+
+/* A cache from the free list, else fresh from the metadata arena (zeroed).
+ * NULL on ENOMEM. */
+static hs_tcache_t *cache_get(void)
+{
+	hs_meta_lock();
+	hs_tcache_t *tc = free_caches;
+	if (tc)
+		free_caches = tc->next_free;
+	else
+		tc = hs_meta_alloc_locked(sizeof(*tc));
+	hs_meta_unlock();
+	if (tc)
+		memset(tc, 0, sizeof(*tc)); /* reused: refilled[] history */
+	return tc;
+}
+
+static void cache_put(hs_tcache_t *tc)
+{
+	hs_meta_lock();
+	tc->next_free = free_caches;
+	free_caches = tc;
+	hs_meta_unlock();
+}
+
+HS_NOINLINE bool hs_tc_activate(void)
+{
+	if (hs_thread.tc->state != HS_TC_EMPTY)
+		return true;
+	if (!hs_init_global())
+		return false;
+	hs_tcache_t *tc = cache_get();
+	if (!tc)
+		return false;
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+		tc->lists[c].max_length = hs_classes[c].max_cached;
+	tc->shard = hs_central_shard_get();
+	tc->state = HS_TC_ACTIVE;
+	hs_thread.tc = tc;
+	/* may calloc (keys >= 32): tc is consistent by now, no lock held */
+	hs_tc_register_exit(tc);
+	return true;
+}
+
+HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
+{
+	hs_tc_list_t *l = &tc->lists[cls];
+	hs_assert(cls > 0 && cls < HS_NUM_CLASSES);
+	hs_assert_internal(l->head == NULL && l->length == 0);
+	int want = 1;
+	if (tc->state == HS_TC_ACTIVE) {
+		want = hs_classes[cls].batch;
+		if (!(tc->refilled[cls] & HS_TC_EVER_REFILLED)) {
+			/* the thread's first objects of the class: at most
+			 * FIRST_REFILL_BYTES, as carving links (writes)
+			 * every object handed out */
+			size_t cap = FIRST_REFILL_BYTES / hs_classes[cls].size;
+			if (cap < 1)
+				cap = 1;
+			if ((size_t)want > cap)
+				want = (int)cap;
+		}
+		tc->refilled[cls] = HS_TC_REFILLED | HS_TC_EVER_REFILLED;
+		l->max_length = hs_classes[cls].max_cached;
+	}
+	void *chain, *tail;
+	int got = hs_central_remove_range(cls, tc->shard, &chain, &tail, want);
+	if (got == 0)
+		return NULL;
+	void *p = chain;
+	if (got > 1) {
+		/* keep all but the head: the tail's link is unspecified */
+		*(void **)tail = l->head;
+		l->head = *(void **)p;
+		l->length += (uint32_t)(got - 1);
+	}
+	return p;
+}
+
+HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
+{
+	if (tc->state != HS_TC_ACTIVE) {
+		/* hs_tc_empty or hs_tc_dead (read-only): p goes back at once.
+		 * The thread's first call is a free: of an object another
+		 * thread allocated, handed over.  Not cached: the thread's
+		 * first malloc of that class would get it back and write to
+		 * a cache line the other thread's neighbouring objects live
+		 * on (false_sharing's passive phase, Hoard's cache-scratch).
+		 * Its later frees are cached. */
+		if (tc->state == HS_TC_EMPTY)
+			hs_tc_activate();
+		hs_central_insert_range(cls, p, p, 1);
+		return;
+	}
+	/* full (length == max_length): take p, then give a batch back */
+	hs_tc_list_t *l = &tc->lists[cls];
+	*(void **)p = l->head;
+	l->head = p;
+	l->length++;
+	uint32_t batch = hs_classes[cls].batch, n = batch;
+	if (n > l->length)
+		n = l->length;
+	release_n(l, cls, n);
+	if (!(tc->refilled[cls] & HS_TC_REFILLED) && batch < l->max_length)
+		l->max_length = batch; /* free-only: one batch is enough */
+	tc->refilled[cls] &= (uint8_t)~HS_TC_REFILLED;
+}
+
+void hs_tc_flush_current(void)
+{
+	flush_all(hs_thread.tc); /* no-op on the read-only caches */
+	hs_central_drain();
+}
+
+void hs_tc_thread_exit(void *arg)
+{
+	hs_tcache_t *tc = arg;
+	/* first: what runs from here on (the flush, later destructors)
+	 * allocates and frees without a cache */
+	hs_thread.tc = (hs_tcache_t *)&hs_tc_dead;
+	hs_central_shard_put(tc->shard);
+	tc->state = HS_TC_DEAD;
+	flush_all(tc);
+	/* every central list, now that this thread's objects are back */
+	hs_assert_expensive(hs_central_is_valid());
+	cache_put(tc);
+}

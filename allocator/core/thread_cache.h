@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/thread_cache.h - per-thread caches of free objects, one
+ * singly linked list per size class, and the thread's initial-exec TLS.
+ *
+ * The TLS is kept small (48 bytes with hs_sampling_busy and the cached
+ * tid) so the library can be dlopen'ed after other libraries took
+ * glibc's static TLS surplus (~512 bytes guaranteed for all of them): it
+ * holds the sampler, whose counter the malloc fast path tests, and a
+ * pointer to the cache, which lives in the metadata arena.
+ *
+ * The pointer starts at hs_tc_empty, a read-only cache whose lists are
+ * all empty with max_length 0, and the sampler at bytes_until_sample 0:
+ * the first malloc and the first free of a thread reach the slow paths
+ * without any "initialised?" test on the fast path, and the fast paths
+ * never write to a cache before they know it has room (a write to the
+ * shared empty cache would fault).  The slow path gives the thread a
+ * cache of its own (hs_tc_activate); at thread exit the cache is emptied,
+ * kept for the next thread, and the pointer moves to hs_tc_dead, as
+ * empty but never activated again.
+ */
+#ifndef HS_THREAD_CACHE_H
+#define HS_THREAD_CACHE_H
+
+#include <stdint.h>
+
+#include "base/hs_common.h"
+#include "core/size_class.h"
+#include "sampling.h"
+
+enum hs_tc_state {
+	HS_TC_EMPTY = 0,  /* hs_tc_empty: the thread has no cache yet */
+	HS_TC_ACTIVE = 1, /* registered for the thread-exit destructor */
+	HS_TC_DEAD = 2,	  /* hs_tc_dead: thread exiting, no caching */
+};
+
+/* hs_tcache_t.refilled[cls] bits */
+#define HS_TC_REFILLED 1      /* a refill since the last overflow */
+#define HS_TC_EVER_REFILLED 2 /* the thread has refilled the class */
+
+typedef struct hs_tc_list {
+	void *head;	     /* objects linked through their first word */
+	uint32_t length;     /* objects on the list */
+	uint32_t max_length; /* free flushes when length exceeds this */
+} hs_tc_list_t;
+
+typedef struct hs_tcache {
+	hs_tc_list_t lists[HS_NUM_CLASSES]; /* [0] stays empty */
+	uint32_t state;			    /* enum hs_tc_state */
+	uint32_t shard;			    /* central list shard (refills) */
+	struct hs_tcache *next_free;	    /* list of caches to reuse */
+	uint8_t refilled[HS_NUM_CLASSES];   /* HS_TC_REFILLED | _EVER_ */
+} hs_tcache_t;
+
+/* The calling thread's state in initial-exec TLS: one struct, so both
+ * fast paths reach it through one TLS offset. */
+typedef struct hs_thread {
+	/* owned by the sampling side; in TLS, not in the cache, as its
+	 * counter is on the fast path and its slow path runs (seeds it)
+	 * before the thread has a cache */
+	hs_sampler_t sampler;
+	hs_tcache_t *tc; /* hs_tc_empty, the thread's own, or hs_tc_dead */
+} hs_thread_t;
+
+extern HS_TLS hs_thread_t hs_thread;
+/* Read-only (a write faults): all lists empty, every max_length 0. */
+extern const hs_tcache_t hs_tc_empty; /* state HS_TC_EMPTY */
+extern const hs_tcache_t hs_tc_dead;  /* state HS_TC_DEAD */
+
+/* Out-of-line: gives the calling thread a cache of its own when it has
+ * none (hs_tc_empty): global init, a cache from the free list or the
+ * metadata arena (never malloc), limits, exit destructor.  Returns false
+ * while the allocator cannot be initialised or metadata cannot be
+ * allocated (the thread stays on hs_tc_empty); true otherwise, also for
+ * an exiting thread (hs_tc_dead, which serves without caching). */
+bool hs_tc_activate(void);
+
+/* Refill list cls from the central list and pop one object; NULL on
+ * ENOMEM.  Called only when the list is empty. */
+void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
+
+/* Free of p (class cls) when list cls has no room (length >=
+ * max_length): always so for hs_tc_empty and hs_tc_dead, whose objects go
+ * straight to the central list (the empty one activates the thread's
+ * cache for its next frees).  An active list takes p and gives a batch
+ * back.  A list with no refill since its previous overflow (the thread
+ * only frees that class: objects other threads allocated) is then limited
+ * to one batch; the next refill restores the class's max_cached. */
+void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
+
+/* Free fast path: pushes p (class cls) onto the calling thread's cache.
+ * Tests for room before writing, so the shared read-only caches are
+ * never written. */
+static inline void hs_tc_push(unsigned cls, void *p)
+{
+	hs_tcache_t *tc = hs_thread.tc;
+	hs_tc_list_t *l = &tc->lists[cls];
+	uint32_t len = l->length;
+	if (HS_UNLIKELY(len >= l->max_length)) {
+		hs_tc_overflow(tc, cls, p);
+		return;
+	}
+	*(void **)p = l->head;
+	l->head = p;
+	l->length = len + 1;
+}
+
+/* Gives every cached object of the calling thread back, and every batch
+ * in the central transfer caches to its spans (malloc_trim). */
+void hs_tc_flush_current(void);
+
+/* The thread-exit destructor (a pthread key's, registered by
+ * hs_tc_register_exit in init.c): the calling thread moves to hs_tc_dead,
+ * its cache's objects go back and the cache is kept for the next
+ * thread. */
+void hs_tc_thread_exit(void *tc);
+
+#endif /* HS_THREAD_CACHE_H */

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/sampling/unwind_internal.h - what the three files of the
+ * unwinder share (x86-64 only): the unwind rule of a return address
+ * (computed by unwind_cfa.c), the cache of rules and the identity of the
+ * object an address is in (unwind_cache.c); the walks are unwind.c.
+ */
+#ifndef HS_UNWIND_INTERNAL_H
+#define HS_UNWIND_INTERNAL_H
+
+#include <stdint.h>
+
+#if defined(__x86_64__)
+
+enum { R_RBP = 6, R_RSP = 7, R_RA = 16 };
+
+enum rule_kind {
+	RULE_NONE = 0, /* not cached */
+	RULE_STEP,     /* simple: step to the caller */
+	RULE_LAST,     /* simple, return address undefined: outermost frame */
+	RULE_SLOW,     /* anything else: libgcc walks this stack */
+};
+
+#define RULE_CFA_RBP 0x10u   /* CFA = RBP + cfa_off (else RSP + cfa_off) */
+#define RULE_RBP_SAVED 0x20u /* caller's RBP at CFA + rbp_off */
+
+struct rule {
+	int32_t cfa_off;
+	int16_t ra_off, rbp_off;
+	uint32_t flags; /* rule_kind | RULE_* */
+};
+
+/* ---- unwind_cfa.c ---- */
+
+/* The rule of return address ra (the row of ra - 1), from its FDE, which
+ * must lie in the object [lo, hi) the address is in: a small CFA
+ * interpreter following libgcc's semantics (execute_cfa_program,
+ * uw_update_context) for the subset CFA = RSP/RBP + k; RULE_SLOW for
+ * anything else.  Pure but for libgcc's lock-free FDE lookup. */
+struct rule hs_unwind_rule(uintptr_t ra, uintptr_t lo, uintptr_t hi);
+
+/* ---- unwind_cache.c: the cache, return address -> rule ---- */
+
+#define CACHE_BITS 12
+
+struct centry {
+	uint32_t seq; /* odd while written */
+	uint32_t flags;
+	uint64_t ip;
+	uint64_t oid; /* identity of the object of ip: see hs_unwind_object_of */
+	int32_t cfa_off;
+	int16_t ra_off, rbp_off;
+};
+
+/* Page aligned so hs_unwind_trim can give its pages back. */
+extern struct centry hs_unwind_cache[1u << CACHE_BITS];
+
+static inline struct centry *hs_unwind_slot_of(uintptr_t ip)
+{
+	return &hs_unwind_cache[(ip * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
+}
+
+static inline int hs_unwind_cache_get(uintptr_t ip, uint64_t oid, struct rule *r)
+{
+	struct centry *e = hs_unwind_slot_of(ip);
+	uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
+	uint64_t eip, eoid;
+
+	if (s1 & 1)
+		return 0;
+	eip = __atomic_load_n(&e->ip, __ATOMIC_RELAXED);
+	eoid = __atomic_load_n(&e->oid, __ATOMIC_RELAXED);
+	r->cfa_off = __atomic_load_n(&e->cfa_off, __ATOMIC_RELAXED);
+	r->ra_off = __atomic_load_n(&e->ra_off, __ATOMIC_RELAXED);
+	r->rbp_off = __atomic_load_n(&e->rbp_off, __ATOMIC_RELAXED);
+	r->flags = __atomic_load_n(&e->flags, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	s2 = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	return s1 == s2 && eip == ip && eoid == oid && r->flags != RULE_NONE;
+}
+
+/* Store the rule of (ip, oid); a writer that loses a race does not
+ * cache.  Lock-free. */
+void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r);
+
+/* The identity of the object pc is in, and its mapping [*lo, *hi); 0 for
+ * no object, or one that cannot be cached (unwind_cache.c). */
+uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+
+#endif /* __x86_64__ */
+
+#endif /* HS_UNWIND_INTERNAL_H */
