@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * fragmentation.c - the fragmentation profile: for small sampled objects,
- * the bytes that their proxies' spans cannot return to the OS.
+ * the bytes that their proxies' spans cannot return to the OS.  The
+ * attribution itself is common/fragmentation.c, shared with the
+ * allocator's in-process profile.
  *
  * Each small sample holds a proxy object in a normal span S (abi.h record
  * extension: span start and bytes B_S, objects out of it n_S, capacity).
@@ -31,19 +33,27 @@
 
 #include "clock.h"
 #include "export.h"
+#include "fragmentation.h"
 #include "profiles.h"
 #include "target.h"
 
 struct cls {
 	uint64_t a;
-	double cw, ctw; /* sum c, sum c*t */
+	struct hs_frag_class k;
 };
 
 static bool usable(const struct hs_sample *s)
 {
-	return s->proxy && s->pspan.updated_ns && s->pspan.live &&
-	       s->pspan.bytes && s->pspan.live <= s->pspan.objects &&
-	       s->allocated && s->pspan.live * s->allocated <= s->pspan.bytes;
+	return s->proxy && s->pspan.updated_ns &&
+	       hs_frag_usable(s->allocated, s->pspan.bytes, s->pspan.live,
+			      s->pspan.objects);
+}
+
+/* The proxy method's bytes of a usable sample. */
+static double frag_of(const struct hs_sample *s)
+{
+	return hs_frag_bytes(hs_sample_estimate(s, HS_VALUE_OBJECTS),
+			     s->allocated, s->pspan.bytes, s->pspan.live);
 }
 
 static struct cls *cls_of(struct cls *c, size_t *nc, uint64_t a)
@@ -52,7 +62,7 @@ static struct cls *cls_of(struct cls *c, size_t *nc, uint64_t a)
 		if (c[i].a == a)
 			return &c[i];
 	c[*nc].a = a;
-	c[*nc].cw = c[*nc].ctw = 0;
+	c[*nc].k = (struct hs_frag_class){0};
 	return &c[(*nc)++];
 }
 
@@ -77,19 +87,11 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 	}
 	for (size_t i = 0; i < ns; i++) {
 		const struct hs_sample *s = ss[i];
-		double c, t;
-		struct cls *k;
 
 		if (!usable(s))
 			continue;
-		c = hs_sample_estimate(s, HS_VALUE_OBJECTS) *
-		    (double)(s->pspan.bytes - s->pspan.live * s->allocated) /
-		    s->pspan.live;
-		t = s->time_ns && s->time_ns < now ? (double)(now - s->time_ns)
-						   : 0;
-		k = cls_of(cls, &nc, s->allocated);
-		k->cw += c;
-		k->ctw += c * t;
+		hs_frag_class_add(&cls_of(cls, &nc, s->allocated)->k, frag_of(s),
+				  hs_frag_age(now, s->time_ns));
 	}
 	err = hs_profile__aggregate_into(live, &table);
 	if (err) {
@@ -99,24 +101,18 @@ int hs_fragmentation__aggregate(struct hs_profile *live,
 	/* Per stack, through the table of the aggregated stacks. */
 	for (size_t i = 0; i < ns; i++) {
 		const struct hs_sample *s = ss[i];
-		double c, t, share, tc;
 		struct hs_stack_agg *a;
-		struct cls *k;
+		double frag;
 
 		if (!usable(s))
 			continue;
-		c = hs_sample_estimate(s, HS_VALUE_OBJECTS);
-		t = s->time_ns && s->time_ns < now ? (double)(now - s->time_ns)
-						   : 0;
-		k = cls_of(cls, &nc, s->allocated);
-		tc = k->cw > 0 ? k->ctw / k->cw : 0;
-		share = (double)(s->pspan.bytes - s->pspan.live * s->allocated) /
-			s->pspan.live;
 		a = hs_stack_table__find(&table, s->stack, s->depth);
 		if (!a)
 			continue;
-		a->frag += c * share;
-		a->frag_age += tc > 0 ? c * share * t / tc : 0;
+		frag = frag_of(s);
+		a->frag += frag;
+		a->frag_age += hs_frag_age_bytes(&cls_of(cls, &nc, s->allocated)->k,
+						 frag, hs_frag_age(now, s->time_ns));
 	}
 	err = hs_stack_table__take(&table, out, n);
 out:

@@ -28,7 +28,7 @@ fi
 	"$c/symbolize/symbolize_maps.c" "$c/symbolize/symbolize_cache.c" \
 	"$c/symbolize/demangle.c" \
 	"$c/profiles/residency.c" "$c/target/procinfo.c" \
-	"$c/export/export_pprof.c" "$src/common/pprof.c" "$src/common/pprof_wire.c" \
+	"$c/export/export_pprof.c" "$src/common/pprof.c" "$src/common/pprof_wire.c" "$src/common/fragmentation.c" \
 	$(pkg-config --libs libdw libelf zlib) -liberty -lm \
 	-o "$out/fuzz_collector" || exit 1
 # bounded time and memory; a crash, leak, timeout or OOM fails the test
