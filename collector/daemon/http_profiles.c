@@ -202,6 +202,35 @@ static struct hs_proc *same_proc(struct hs_daemon *d, long pid,
 }
 
 /*
+ * The answer to a profile request: the rendered profile buf (owned; len
+ * bytes) when err is 0, else the error's status: -EPIPE (the process
+ * exited or exec'd during the secs-second wait) 410, -ECANCELED (the
+ * daemon is shutting down) 503, the rest as get_error.
+ */
+static enum MHD_Result reply_profile(struct hs_daemon *d,
+				     struct MHD_Connection *c, int err,
+				     long pid, long secs, enum hs_format fmt,
+				     uint8_t *buf, size_t len)
+{
+	if (err == -EPIPE) {
+		char msg[120];
+
+		snprintf(msg, sizeof(msg),
+			 "process %ld exited or called exec during the "
+			 "%ld seconds",
+			 pid, secs);
+		return hs_http__reply_error(d, c, MHD_HTTP_GONE, msg);
+	}
+	if (err == -ECANCELED)
+		return hs_http__reply_error(d, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					    "daemon shutting down");
+	if (err)
+		return get_error(d, c, err, pid);
+	return hs_http__reply(c, MHD_HTTP_OK, content_type(fmt), buf, len,
+			      true);
+}
+
+/*
  * heap and allocs as Go's: one snapshot now, or (secs > 0) the
  * difference of two, secs apart.  allocs: alloc_space is the default
  * type, folded/text values; the profile starts when the process was
@@ -282,22 +311,7 @@ static enum MHD_Result go_profile(struct hs_daemon *d, struct MHD_Connection *c,
 		free(buf);
 		err = -ESRCH;
 	}
-	if (err == -EPIPE) {
-		char msg[120];
-
-		snprintf(msg, sizeof(msg),
-			 "process %ld exited or called exec during the "
-			 "%ld seconds",
-			 pid, secs);
-		return hs_http__reply_error(d, c, MHD_HTTP_GONE, msg);
-	}
-	if (err == -ECANCELED)
-		return hs_http__reply_error(d, c, MHD_HTTP_SERVICE_UNAVAILABLE,
-					    "daemon shutting down");
-	if (err)
-		return get_error(d, c, err, pid);
-	return hs_http__reply(c, MHD_HTTP_OK, content_type(fmt), buf, len,
-			      true);
+	return reply_profile(d, c, err, pid, secs, fmt, buf, len);
 }
 
 enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
@@ -384,22 +398,7 @@ static enum MHD_Result allocs_window(struct hs_daemon *d,
 	if (!err)
 		err = render(d, &snap, fmt, &buf, &len);
 	hs_profile__free(w.prof);
-	if (err == -EPIPE) {
-		char msg[120];
-
-		snprintf(msg, sizeof(msg),
-			 "process %ld exited or called exec during the "
-			 "window",
-			 pid);
-		return hs_http__reply_error(d, c, MHD_HTTP_GONE, msg);
-	}
-	if (err == -ECANCELED)
-		return hs_http__reply_error(d, c, MHD_HTTP_SERVICE_UNAVAILABLE,
-					    "daemon shutting down");
-	if (err)
-		return get_error(d, c, err, pid);
-	return hs_http__reply(c, MHD_HTTP_OK, content_type(fmt), buf, len,
-			      true);
+	return reply_profile(d, c, err, pid, secs, fmt, buf, len);
 }
 
 enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
