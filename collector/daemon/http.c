@@ -216,6 +216,19 @@ static enum MHD_Result check_request(struct hs_daemon *d,
 	return MHD_YES;
 }
 
+enum MHD_Result hs_http__reply_stream(struct hs_daemon *d,
+				      struct MHD_Connection *c, FILE *f,
+				      char **text, size_t *len,
+				      const char *type)
+{
+	if (fclose(f)) {
+		free(*text);
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	return hs_http__reply(c, MHD_HTTP_OK, type, *text, *len, true);
+}
+
 enum MHD_Result hs_http__handle(void *cls, struct MHD_Connection *c,
 				const char *url, const char *method,
 				const char *version, const char *upload_data,

@@ -12,6 +12,8 @@
 #ifndef HS_HTTP_H
 #define HS_HTTP_H
 
+#include <stdio.h>
+
 #include <microhttpd.h>
 
 #include "daemon.h"
@@ -54,6 +56,13 @@ void *hs_http__uri_log(void *cls, const char *uri, struct MHD_Connection *c);
 enum MHD_Result hs_http__reply(struct MHD_Connection *c, unsigned status,
 			       const char *type, void *body, size_t len,
 			       bool must_free);
+/* Close the open_memstream f over *text / *len and queue its bytes as a
+ * 200 of Content-Type type (owned by the response); 500 "out of memory"
+ * when the stream failed. */
+enum MHD_Result hs_http__reply_stream(struct hs_daemon *d,
+				      struct MHD_Connection *c, FILE *f,
+				      char **text, size_t *len,
+				      const char *type);
 /* Queue a text/plain error "msg\n" (truncated at 299 bytes) and count it
  * in d->scrape_errors (takes d->lock). */
 enum MHD_Result hs_http__reply_error(struct hs_daemon *d,

@@ -93,13 +93,7 @@ enum MHD_Result hs_http__processes(struct hs_daemon *d,
 	}
 	pthread_mutex_unlock(&d->lock);
 	fputs("\n]\n", f);
-	if (fclose(f)) {
-		free(text);
-		return hs_http__reply_error(
-			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	}
-	return hs_http__reply(c, MHD_HTTP_OK, "application/json", text, len,
-			      true);
+	return hs_http__reply_stream(d, c, f, &text, &len, "application/json");
 }
 
 /* Prometheus label value: escape \, " and newline. */

@@ -501,11 +501,5 @@ enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c,
 	      "<a href=\"/processes\">/processes</a> "
 	      "<a href=\"/metrics\">/metrics</a></p>\n</body></html>\n",
 	      f);
-	if (fclose(f)) {
-		free(text);
-		return hs_http__reply_error(
-			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	}
-	return hs_http__reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", text,
-			      len, true);
+	return hs_http__reply_stream(d, c, f, &text, &len, "text/html; charset=utf-8");
 }

@@ -171,11 +171,5 @@ enum MHD_Result hs_http__targets(struct hs_daemon *d, struct MHD_Connection *c,
 	}
 	pthread_mutex_unlock(&d->lock);
 	fputs("\n]\n", f);
-	if (fclose(f)) {
-		free(text);
-		return hs_http__reply_error(
-			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	}
-	return hs_http__reply(c, MHD_HTTP_OK, "application/json", text, len,
-			      true);
+	return hs_http__reply_stream(d, c, f, &text, &len, "application/json");
 }
