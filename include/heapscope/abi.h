@@ -256,6 +256,12 @@ HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_record_ext) == 40,
  * tcache_count caches are on the list (caches are never unmapped; an
  * exited thread's cache is empty until another thread reuses it).
  *
+ * The block is for readers outside the process.  A program that links
+ * the symbol directly gets a copy relocation: a copy made at start-up
+ * that the library never updates; in-process readers use
+ * heapscope_get_allocator_stats (heapscope.h), or dlsym on the library's
+ * handle.
+ *
  * Unwinding tables: `unwind_cache_bytes` of static storage the sampler's
  * unwinder caches rules in (touched only once samples are taken).
  */
