@@ -26,3 +26,11 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   set_tests_properties(collector_rss PROPERTIES SKIP_RETURN_CODE 77
     TIMEOUT 120 LABELS "e2e;root;collector")
 endif()
+
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_test(NAME daemon_rss COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_daemon_rss.sh
+    $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+    $<TARGET_FILE:rss_target>)
+  set_tests_properties(daemon_rss PROPERTIES SKIP_RETURN_CODE 77
+    TIMEOUT 120 LABELS "e2e;root;bpf;daemon;collector")
+endif()
