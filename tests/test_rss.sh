@@ -86,6 +86,10 @@ waste = full["detail"]["span_waste_bytes"]
 print(f"api in use {api} = heap_in_use {p['heap_in_use']} + tails {waste}?")
 assert api == p["heap_in_use"] + waste
 assert full["consistent"] and full["sampled_pages_measured"]
+# every block is touched: the allocator's figures are (almost) all resident
+print(f"unresident {full['unresident_bytes']}, other anonymous {p['other_anonymous']}")
+assert full["unresident_bytes"] <= 0.02 * rss
+assert p["other_anonymous"] >= full["anonymous_outside_allocator_bytes"]
 assert full["detail"]["thread_caches"] == 1
 assert p["sampling_cost"] > 0 and full["detail"]["live_samples"] > 0
 # the target holds ~53 MB of heap in ~23000 blocks: RSS is mostly heap

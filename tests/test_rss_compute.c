@@ -34,7 +34,8 @@ static void snapshot(struct hs_stats_snapshot *s)
 	s->v[HEAPSCOPE_STAT_PAGES_BYTES] = 6 * MiB;
 	s->v[HEAPSCOPE_STAT_PAGEHEAP_FREE_BYTES] = 3 * MiB;
 	s->v[HEAPSCOPE_STAT_CACHED_BYTES] = 1 * MiB;
-	s->v[HEAPSCOPE_STAT_META_BYTES] = 2 * MiB;
+	s->v[HEAPSCOPE_STAT_META_BYTES] = 4 * MiB; /* 2 MiB never touched */
+	s->v[HEAPSCOPE_STAT_META_USED_BYTES] = 2 * MiB;
 	s->v[HEAPSCOPE_STAT_RECORD_BYTES] = 10 * sizeof(struct heapscope_record);
 	s->v[HEAPSCOPE_STAT_SAMPLES_TOTAL] = 12;
 	s->v[HEAPSCOPE_STAT_INUSE_ESTIMATE] = 31 * MiB;

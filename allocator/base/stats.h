@@ -48,7 +48,8 @@
 	X(released_total_bytes, "bytes given back to the OS, cumulative")      \
 	X(foreign_free_count, "frees of pointers the heap does not own")      \
 	X(span_waste_bytes, "tails of small spans that hold no object")        \
-	X(sampled_large_bytes, "samples without a proxy (in region_large)")
+	X(sampled_large_bytes, "samples without a proxy (in region_large)")    \
+	X(meta_used_bytes, "metadata handed out of meta_bytes (bump)")
 
 /*
  * The sampling side, in the order and with the names of the public

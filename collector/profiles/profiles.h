@@ -363,6 +363,7 @@ struct hs_rss_table {
 	uint64_t thread_cache_bytes, central_free_bytes, pageheap_free_bytes,
 		region_cached_bytes, span_waste_bytes, large_bytes,
 		sampled_pages_bytes, registry_bytes, unwind_cache_bytes,
+		metadata_reserved_bytes,
 		live_samples, thread_caches_walked;
 	bool consistent; /* the counters came from two agreeing copies */
 	bool sampled_measured; /* sampling_cost's pages measured resident */

@@ -93,7 +93,13 @@ void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
 					t->span_waste_bytes;
 	p[HS_RSS_THREAD_CACHES] = t->thread_cache_bytes +
 				  t->central_free_bytes;
-	p[HS_RSS_ALLOCATOR_METADATA] = v[HEAPSCOPE_STAT_META_BYTES];
+	/* the part of the metadata reservations handed out (bump): the
+	 * rest was never touched */
+	t->metadata_reserved_bytes = v[HEAPSCOPE_STAT_META_BYTES];
+	p[HS_RSS_ALLOCATOR_METADATA] =
+		v[HEAPSCOPE_STAT_META_USED_BYTES] < t->metadata_reserved_bytes
+			? v[HEAPSCOPE_STAT_META_USED_BYTES]
+			: t->metadata_reserved_bytes;
 	/* A sample's own pages, but for samples without a proxy: those
 	 * pages are the block itself, in heap_in_use already.  Measured
 	 * resident when possible: a small sample touches one OS page of
