@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * export.h - collector/export/: aggregated stacks out as bytes: folded
- * stacks, gzip'd pprof, a text top list (one render for every front-end,
+ * stacks, gzip'd pprof, a text top list, the RSS table as JSON and
+ * Prometheus text (export_rss.c) (one render for every front-end,
  * render.c), with the notes every profile carries, and written to a file
  * atomically (output.c).  Functions return 0 or -errno unless stated; none
  * is thread-safe unless stated.

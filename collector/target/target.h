@@ -2,7 +2,8 @@
 /*
  * target.h - collector/target/: the process and what the collector reads
  * of it from outside (no BPF): the object that carries the probes, its
- * USDT notes, its registry of live samples, its /proc identity.  Attaching
+ * USDT notes, its registry of live samples, its allocator's statistics
+ * block, its /proc identity.  Attaching
  * the BPF programs is attach.h.  Functions return 0 or -errno unless
  * stated; none is thread-safe unless stated (the collector calls them
  * from one thread, or under the daemon's lock).
