@@ -36,7 +36,8 @@ static void snapshot(struct hs_stats_snapshot *s)
 	s->v[HEAPSCOPE_STAT_CACHED_BYTES] = 1 * MiB;
 	s->v[HEAPSCOPE_STAT_META_BYTES] = 4 * MiB; /* 2 MiB never touched */
 	s->v[HEAPSCOPE_STAT_META_USED_BYTES] = 2 * MiB;
-	s->v[HEAPSCOPE_STAT_RECORD_BYTES] = 10 * sizeof(struct heapscope_record);
+	s->v[HEAPSCOPE_STAT_RECORD_BYTES] =
+		10 * sizeof(struct heapscope_record);
 	s->v[HEAPSCOPE_STAT_SAMPLES_TOTAL] = 12;
 	s->v[HEAPSCOPE_STAT_INUSE_ESTIMATE] = 31 * MiB;
 	s->unwind_cache_bytes = 131072;
@@ -67,8 +68,7 @@ static void test_parts(void **state)
 	assert_int_equal(t.parts[HS_RSS_THREAD_CACHES], 3 * MiB);
 	assert_int_equal(t.parts[HS_RSS_ALLOCATOR_METADATA], 2 * MiB);
 	/* 6 - 4 pages, records, unwind cache */
-	assert_int_equal(t.parts[HS_RSS_SAMPLING_COST],
-			 2 * MiB + reg + 131072);
+	assert_int_equal(t.parts[HS_RSS_SAMPLING_COST], 2 * MiB + reg + 131072);
 	assert_int_equal(t.parts[HS_RSS_FILE_BACKED], 5 * MiB);
 	assert_int_equal(t.parts[HS_RSS_OTHER_ANONYMOUS],
 			 anon - 43 * MiB - reg - 131072);

@@ -160,9 +160,9 @@ static void test_bad_headers(void **state)
 	BAD(m->b.class_size[NCLASS - 1] = 0);
 	BAD(m->b.unwind_cache_bytes = 1ull << 40);
 	BAD(m->b.tcache_count = HEAPSCOPE_STATS_MAX_CACHES + 1);
-	BAD(m->b.tcache_count = 0);	/* a head without a count */
-	BAD(m->b.tcache_head = 0);	/* a count without a head */
-	BAD(m->b.tcache_head += 4);	/* misaligned */
+	BAD(m->b.tcache_count = 0); /* a head without a count */
+	BAD(m->b.tcache_head = 0);  /* a count without a head */
+	BAD(m->b.tcache_head += 4); /* misaligned */
 	BAD(m->b.tcache_next_offset = 4);
 	BAD(m->b.tcache_next_offset = HS_STATS_MAX_TCACHE_BYTES);
 	BAD(m->b.tcache_list_size = 2);
@@ -245,8 +245,10 @@ static void test_garbage(void **state)
 		make_good(m);
 		/* keep the magic, version and size; flip bytes elsewhere */
 		for (int k = 0; k < 1 + round % 16; k++) {
-			size_t at = 16 + (size_t)rand() %
-					     (offsetof(struct fake_mem, bump) - 16);
+			size_t at =
+				16 +
+				(size_t)rand() %
+					(offsetof(struct fake_mem, bump) - 16);
 			p[at] = (uint8_t)rand();
 		}
 		err = parse(m, &s);

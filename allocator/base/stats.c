@@ -19,8 +19,8 @@ HS_EXPORT extern struct heapscope_stats_block heapscope_stats
 	__attribute__((alias("hs_stats_block")));
 
 /* The list's order is the ABI's numbering (version 1). */
-#define HS_PIN_ABI(name, upper)                                              \
-	_Static_assert((int)HS_STAT_##name == (int)HEAPSCOPE_STAT_##upper,            \
+#define HS_PIN_ABI(name, upper)                                                \
+	_Static_assert((int)HS_STAT_##name == (int)HEAPSCOPE_STAT_##upper,     \
 		       "stats list and abi.h numbering differ at " #name);
 HS_PIN_ABI(system_bytes, SYSTEM_BYTES)
 HS_PIN_ABI(meta_bytes, META_BYTES)

@@ -46,7 +46,7 @@
 	X(pageheap_merge_count, "runs of committed and released spans merged") \
 	X(release_calls_count, "madvise(DONTNEED) calls")                      \
 	X(released_total_bytes, "bytes given back to the OS, cumulative")      \
-	X(foreign_free_count, "frees of pointers the heap does not own")      \
+	X(foreign_free_count, "frees of pointers the heap does not own")       \
 	X(span_waste_bytes, "tails of small spans that hold no object")        \
 	X(sampled_large_bytes, "samples without a proxy (in region_large)")    \
 	X(meta_used_bytes, "metadata handed out of meta_bytes (bump)")

@@ -206,9 +206,9 @@ static bool populate(central_t *c, unsigned cls, unsigned shard)
 	hs_stat_add(HS_STAT_small_span_bytes, (int64_t)hs_span_bytes(s));
 	hs_stat_add(HS_STAT_central_free_bytes,
 		    (int64_t)ci->objects * ci->size);
-	hs_stat_add(HS_STAT_span_waste_bytes,
-		    (int64_t)(hs_span_bytes(s) -
-			      (uint64_t)ci->objects * ci->size));
+	hs_stat_add(
+		HS_STAT_span_waste_bytes,
+		(int64_t)(hs_span_bytes(s) - (uint64_t)ci->objects * ci->size));
 	return true;
 }
 
@@ -303,10 +303,9 @@ static void insert_spans(unsigned cls, void *head, int n)
 				if (s->in_list)
 					unlink_span(c, s);
 				span_delta -= (int64_t)hs_span_bytes(s);
-				waste_delta -=
-					(int64_t)(hs_span_bytes(s) -
-						  (uint64_t)ci->objects *
-							  ci->size);
+				waste_delta -= (int64_t)(hs_span_bytes(s) -
+							 (uint64_t)ci->objects *
+								 ci->size);
 				free_delta -=
 					(int64_t)(ci->objects - 1) * ci->size;
 				__atomic_store_n(&s->size_class, 0,

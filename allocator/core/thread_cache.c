@@ -93,12 +93,12 @@ static hs_tcache_t *cache_get(void)
 			/* zeroed, lists empty: link it, then publish */
 			tc->next_all = all_caches;
 			all_caches = tc;
-			hs_stats_publish_tcache(
-				(uint64_t)(uintptr_t)tc, ++ncaches,
-				offsetof(hs_tcache_t, next_all),
-				offsetof(hs_tcache_t, lists),
-				sizeof(hs_tc_list_t),
-				offsetof(hs_tc_list_t, length));
+			hs_stats_publish_tcache((uint64_t)(uintptr_t)tc,
+						++ncaches,
+						offsetof(hs_tcache_t, next_all),
+						offsetof(hs_tcache_t, lists),
+						sizeof(hs_tc_list_t),
+						offsetof(hs_tc_list_t, length));
 		}
 	}
 	hs_meta_unlock();

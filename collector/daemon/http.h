@@ -3,11 +3,11 @@
  * http.h - the daemon's HTTP server across its files: listeners and
  * connection admission (http_server.c), request checks and routing
  * (http.c), who may read what (http_access.c), and the endpoint handlers
- * (http_profiles.c, http_metrics.c, http_rss.c).  Handlers run in libmicrohttpd's
- * connection threads, many at once: they take d->lock only to read or
- * count shared state, never while they symbolize or encode.  Each returns
- * what libmicrohttpd's access handler returns: MHD_YES once a response is
- * queued, MHD_NO to drop the connection (no response could be made).
+ * (http_profiles.c, http_metrics.c, http_rss.c).  Handlers run in
+ * libmicrohttpd's connection threads, many at once: they take d->lock only to
+ * read or count shared state, never while they symbolize or encode.  Each
+ * returns what libmicrohttpd's access handler returns: MHD_YES once a response
+ * is queued, MHD_NO to drop the connection (no response could be made).
  */
 #ifndef HS_HTTP_H
 #define HS_HTTP_H

@@ -88,8 +88,9 @@ enum MHD_Result hs_http__rss(struct hs_daemon *d, struct MHD_Connection *c,
 	pid = spid ? strtol(spid, &end, 10) : 0;
 	if (!spid || *spid < '1' || *spid > '9' || strlen(spid) > 10 || errno ||
 	    *end || pid <= 0 || pid > INT32_MAX)
-		return hs_http__reply_error(d, c, MHD_HTTP_BAD_REQUEST,
-					    "usage: /debug/heapscope/rss?pid=N");
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_BAD_REQUEST,
+			"usage: /debug/heapscope/rss?pid=N");
 	/* before following it: nothing of another user's process is read */
 	err = hs_http__may_read(who, (pid_t)pid, &start);
 	if (err)
@@ -176,8 +177,8 @@ static void label_value(char *out, size_t size, const char *s)
 void hs_http__rss_metrics(FILE *f, struct hs_rss_job *jobs, size_t n)
 {
 	for (size_t k = 0; k < n; k++)
-		jobs[k].ok = !hs_rss_table_read_target(&jobs[k].t,
-						       &jobs[k].table);
+		jobs[k].ok =
+			!hs_rss_table_read_target(&jobs[k].t, &jobs[k].table);
 	for (unsigned fam = 0; fam < HS_RSS_PROM_FAMILIES; fam++) {
 		hs_rss__prom_help(f, fam);
 		for (size_t k = 0; k < n; k++) {

@@ -30,14 +30,13 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		", \"central_free_bytes\": %" PRIu64
 		", \"pageheap_free_bytes\": %" PRIu64
 		", \"region_cached_bytes\": %" PRIu64
-		", \"span_waste_bytes\": %" PRIu64
-		", \"large_bytes\": %" PRIu64
+		", \"span_waste_bytes\": %" PRIu64 ", \"large_bytes\": %" PRIu64
 		", \"sampled_pages_bytes\": %" PRIu64
 		", \"registry_bytes\": %" PRIu64
 		", \"unwind_cache_bytes\": %" PRIu64
 		", \"metadata_reserved_bytes\": %" PRIu64
-		", \"live_samples\": %" PRIu64
-		", \"thread_caches\": %" PRIu64 "}}\n",
+		", \"live_samples\": %" PRIu64 ", \"thread_caches\": %" PRIu64
+		"}}\n",
 		t->parts_sum, t->anon_bytes, t->parts[HS_RSS_HEAP_IN_USE],
 		t->inuse_estimate, t->anon_outside_bytes, t->unresident_bytes,
 		t->consistent ? "true" : "false",
@@ -46,8 +45,7 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		t->region_cached_bytes, t->span_waste_bytes, t->large_bytes,
 		t->sampled_pages_bytes, t->registry_bytes,
 		t->unwind_cache_bytes, t->metadata_reserved_bytes,
-		t->live_samples,
-		t->thread_caches_walked);
+		t->live_samples, t->thread_caches_walked);
 	return ferror(f) ? -EIO : 0;
 }
 

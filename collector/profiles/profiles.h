@@ -348,24 +348,23 @@ extern const char *const hs_rss_part_names[HS_RSS_NPARTS];
 /* One process's RSS table.  Bytes. */
 struct hs_rss_table {
 	pid_t pid;
-	uint64_t rss_bytes;	  /* smaps_rollup Rss */
-	uint64_t anon_bytes;	  /* smaps_rollup Anonymous */
+	uint64_t rss_bytes;  /* smaps_rollup Rss */
+	uint64_t anon_bytes; /* smaps_rollup Anonymous */
 	uint64_t parts[HS_RSS_NPARTS];
-	uint64_t parts_sum;	  /* sum of parts */
-	uint64_t inuse_estimate;  /* the heap profile's estimate (sampled) */
+	uint64_t parts_sum;	     /* sum of parts */
+	uint64_t inuse_estimate;     /* the heap profile's estimate (sampled) */
 	uint64_t anon_outside_bytes; /* anonymous pages certainly not the
 				      * allocator's (stack, brk, other
 				      * files' copy-on-write pages) */
-	uint64_t unresident_bytes; /* allocator figures above anonymous RSS
-				    * (committed, not resident), taken off
-				    * free, metadata, sampling cost */
+	uint64_t unresident_bytes;   /* allocator figures above anonymous RSS
+				      * (committed, not resident), taken off
+				      * free, metadata, sampling cost */
 	/* the figures the parts are made of */
 	uint64_t thread_cache_bytes, central_free_bytes, pageheap_free_bytes,
 		region_cached_bytes, span_waste_bytes, large_bytes,
 		sampled_pages_bytes, registry_bytes, unwind_cache_bytes,
-		metadata_reserved_bytes,
-		live_samples, thread_caches_walked;
-	bool consistent; /* the counters came from two agreeing copies */
+		metadata_reserved_bytes, live_samples, thread_caches_walked;
+	bool consistent;       /* the counters came from two agreeing copies */
 	bool sampled_measured; /* sampling_cost's pages measured resident */
 };
 
@@ -373,9 +372,9 @@ struct hs_rss_table {
  * Compute t's parts from a statistics snapshot s and the kernel's
  * figures (rss, anon: bytes); alloc_limit: the anonymous bytes the
  * allocator could own (unnamed anonymous mappings and its object's own,
- * from smaps), the most its parts may take.  sampled_resident: resident bytes of the
- * pages of live samples that have a proxy (measured through pagemap),
- * or -1 when unknown (the counter is used).  Pure; the formulas are
+ * from smaps), the most its parts may take.  sampled_resident: resident bytes
+ * of the pages of live samples that have a proxy (measured through pagemap), or
+ * -1 when unknown (the counter is used).  Pure; the formulas are
  * docs/profiles.md's.
  */
 struct hs_stats_snapshot;

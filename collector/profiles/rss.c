@@ -68,8 +68,8 @@ void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
 	small_out = sub_sat(sub_sat(v[HEAPSCOPE_STAT_SMALL_SPAN_BYTES],
 				    v[HEAPSCOPE_STAT_SPAN_WASTE_BYTES]),
 			    v[HEAPSCOPE_STAT_CENTRAL_FREE_BYTES]);
-	t->thread_cache_bytes = s->tcache_bytes < small_out ? s->tcache_bytes
-							     : small_out;
+	t->thread_cache_bytes =
+		s->tcache_bytes < small_out ? s->tcache_bytes : small_out;
 	t->central_free_bytes = v[HEAPSCOPE_STAT_CENTRAL_FREE_BYTES];
 	t->pageheap_free_bytes = v[HEAPSCOPE_STAT_PAGEHEAP_FREE_BYTES];
 	t->region_cached_bytes = v[HEAPSCOPE_STAT_CACHED_BYTES];
@@ -86,13 +86,12 @@ void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
 	t->thread_caches_walked = s->tcaches;
 	t->inuse_estimate = v[HEAPSCOPE_STAT_INUSE_ESTIMATE];
 
-	p[HS_RSS_HEAP_IN_USE] = small_out - t->thread_cache_bytes +
-				t->large_bytes;
+	p[HS_RSS_HEAP_IN_USE] =
+		small_out - t->thread_cache_bytes + t->large_bytes;
 	p[HS_RSS_HEAP_FREE_COMMITTED] = t->pageheap_free_bytes +
 					t->region_cached_bytes +
 					t->span_waste_bytes;
-	p[HS_RSS_THREAD_CACHES] = t->thread_cache_bytes +
-				  t->central_free_bytes;
+	p[HS_RSS_THREAD_CACHES] = t->thread_cache_bytes + t->central_free_bytes;
 	/* the part of the metadata reservations handed out (bump): the
 	 * rest was never touched */
 	t->metadata_reserved_bytes = v[HEAPSCOPE_STAT_META_BYTES];

@@ -38,8 +38,8 @@ static int check_header(const struct heapscope_stats_block *b)
 	    b->header_size != sizeof(*b))
 		return -EBADMSG;
 	if (b->value_count < HEAPSCOPE_STAT_V1_COUNT ||
-	    b->value_count > HEAPSCOPE_STATS_MAX_VALUES ||
-	    b->class_count < 2 || b->class_count > HEAPSCOPE_STATS_MAX_CLASSES)
+	    b->value_count > HEAPSCOPE_STATS_MAX_VALUES || b->class_count < 2 ||
+	    b->class_count > HEAPSCOPE_STATS_MAX_CLASSES)
 		return -EBADMSG;
 	if (b->class_size[0] != 0)
 		return -EBADMSG;

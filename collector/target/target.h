@@ -148,8 +148,8 @@ struct hs_stats_snapshot {
 #define HS_STATS_MAX_VALUE (1ull << 50)
 #define HS_STATS_MAX_RETRIES 8
 /* Bounds on the thread-cache layout a block may describe. */
-#define HS_STATS_MAX_TCACHE_BYTES 65536 /* offsets within a cache */
-#define HS_STATS_MAX_LIST_SIZE 64	/* bytes per list */
+#define HS_STATS_MAX_TCACHE_BYTES 65536	    /* offsets within a cache */
+#define HS_STATS_MAX_LIST_SIZE 64	    /* bytes per list */
 #define HS_STATS_MAX_LIST_LENGTH (1u << 20) /* objects on one list */
 
 /*

@@ -28,12 +28,10 @@
 #include "heapscope/abi.h"
 #include "heapscope/heapscope.h"
 
-
 static const struct {
 	size_t size, count;
 } plan[] = {
-	{100, 20000}, {200, 3000}, {1000, 8000}, {5000, 2000},
-	{1u << 20, 30},
+	{100, 20000}, {200, 3000}, {1000, 8000}, {5000, 2000}, {1u << 20, 30},
 };
 
 /* The size the allocator reserves for a request of n bytes. */
