@@ -49,8 +49,10 @@ static int check_header(const struct heapscope_stats_block *b)
 			return -EBADMSG;
 	if (b->unwind_cache_bytes > (1u << 30))
 		return -EBADMSG;
+	/* The library stores the count, then the head: a copy can catch a
+	 * count with no head yet (none to walk), never a head alone. */
 	if (b->tcache_count > HEAPSCOPE_STATS_MAX_CACHES ||
-	    (!b->tcache_head) != (!b->tcache_count))
+	    (b->tcache_head && !b->tcache_count))
 		return -EBADMSG;
 	if (!b->tcache_head)
 		return 0;
