@@ -6,9 +6,12 @@
 #  - the parts sum to the kernel's RSS (smaps_rollup) within 5 %;
 #  - heap_in_use grows by exactly the bytes the target allocated, rounded
 #    to its size classes by the target's own copy of the size-class rule;
-#  - heap_in_use is the library's heapscope_get_allocator_stats in-use
-#    figure minus the span tails that figure includes (detail
-#    span_waste_bytes);
+#    while four other threads hold freed objects in their caches (the
+#    collector sums the caches of all five threads);
+#  - the library's heapscope_get_allocator_stats in_use_bytes (caches
+#    and span tails included) is heap_in_use + span_waste_bytes +
+#    thread_cache_bytes, and the caches hold at least the workers'
+#    4 x 40 freed 112-byte objects;
 #  - the sampled estimate is within 4 sigma of heap_in_use, sigma^2 <=
 #    sum(a) * T for period T (a fixed seed);
 #  - --prometheus gives the same parts;
@@ -60,15 +63,16 @@ next_phase() {
 start
 "$HS" rss -p "$tpid" >"$work/base.json" || fail "rss (phase 1) failed"
 next_phase
-read -r _ expected api <<<"$(grep '^ready2' "$work/out")"
+read -r _ expected api main_tc <<<"$(grep '^ready2' "$work/out")"
 "$HS" rss -p "$tpid" >"$work/full.json" || fail "rss (phase 2) failed"
 "$HS" rss -p "$tpid" --prometheus >"$work/full.prom" || fail "rss --prometheus failed"
-python3 - "$work/base.json" "$work/full.json" "$work/full.prom" "$expected" "$api" "$T" <<'PY' || exit 1
+python3 - "$work/base.json" "$work/full.json" "$work/full.prom" "$expected" "$api" "$T" "$main_tc" <<'PY' || exit 1
 import json, math, re, sys
 base = json.load(open(sys.argv[1]))
 full = json.load(open(sys.argv[2]))
 prom = open(sys.argv[3]).read()
 expected, api, T = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+main_tc = int(sys.argv[7])
 p = full["parts"]
 names = ["heap_in_use", "heap_free_committed", "thread_caches",
          "allocator_metadata", "sampling_cost", "other_anonymous",
@@ -82,15 +86,18 @@ assert abs(s - rss) <= 0.05 * rss, "parts do not sum to RSS within 5 %"
 grown = p["heap_in_use"] - base["parts"]["heap_in_use"]
 print(f"heap_in_use grew {grown}, the target allocated {expected}")
 assert grown == expected, "heap_in_use is not the bytes allocated"
-waste = full["detail"]["span_waste_bytes"]
-print(f"api in use {api} = heap_in_use {p['heap_in_use']} + tails {waste}?")
-assert api == p["heap_in_use"] + waste
+d = full["detail"]
+waste, tc = d["span_waste_bytes"], d["thread_cache_bytes"]
+print(f"api in use {api} = heap_in_use {p['heap_in_use']} + tails {waste} + caches {tc}?")
+assert api == p["heap_in_use"] + waste + tc
+print(f"caches: {tc} bytes in {d['thread_caches']}, this thread's {main_tc}")
+assert tc - main_tc >= 4 * 40 * 112, "the workers' caches are not counted"
+assert d["thread_caches"] == 5
 assert full["consistent"] and full["sampled_pages_measured"]
 # every block is touched: the allocator's figures are (almost) all resident
 print(f"unresident {full['unresident_bytes']}, other anonymous {p['other_anonymous']}")
 assert full["unresident_bytes"] <= 0.02 * rss
 assert p["other_anonymous"] >= full["anonymous_outside_allocator_bytes"]
-assert full["detail"]["thread_caches"] == 1
 assert p["sampling_cost"] > 0 and full["detail"]["live_samples"] > 0
 # the target holds ~53 MB of heap in ~23000 blocks: RSS is mostly heap
 assert p["heap_in_use"] >= 0.85 * rss, "the heap is not most of RSS"

@@ -16,7 +16,8 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
 
   add_executable(rss_target ${CMAKE_CURRENT_SOURCE_DIR}/programs/rss_target.c)
   target_include_directories(rss_target PRIVATE ${CMAKE_SOURCE_DIR}/include)
-  target_link_libraries(rss_target PRIVATE heapscope ${CMAKE_DL_LIBS})
+  target_link_libraries(rss_target PRIVATE heapscope pthread
+  ${CMAKE_DL_LIBS})
   set_target_properties(rss_target PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
   add_test(NAME collector_rss COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_unfollowed.sh

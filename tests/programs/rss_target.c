@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * rss_target.c - a process holding a known heap, for `heapscope rss`
- * (tests/test_rss.sh).  Prints "ready1 PID", waits for a line on stdin,
- * allocates and touches the blocks of `plan` below, prints
- * "ready2 EXPECTED API_INUSE" and waits until killed or stdin closes.
+ * (tests/test_rss.sh, test_daemon_rss.sh).  Starts WORKERS threads (their
+ * start-up allocations happen now), prints "ready1 PID", waits for a line
+ * on stdin, allocates and touches the blocks of `plan` below; then each
+ * worker allocates and frees WORKER_OBJS objects of WORKER_SIZE bytes,
+ * which stay in its thread cache (it lives on); prints
+ * "ready2 EXPECTED IN_USE MAIN_TC" and waits until stdin closes.
  *
- * EXPECTED: the bytes the allocator must count for those blocks,
- * computed here from the size-class rule (allocator/core/size_class.c:
- * 16-byte steps up to 128, then 8 classes per power of two) and not from
- * the library; API_INUSE: heapscope_get_allocator_stats' in_use_bytes
- * minus thread_cache_bytes (one thread: every thread cache).  No stdio
- * between the two prints: it would allocate its buffers.
+ * EXPECTED: the bytes the allocator must count as handed out for the
+ * plan's blocks, computed here from the size-class rule
+ * (allocator/core/size_class.c: 16-byte steps up to 128, then 8 classes
+ * per power of two) and not from the library; the workers' objects are
+ * freed, so they add nothing.  IN_USE: heapscope_get_allocator_stats'
+ * in_use_bytes (every thread cache counts as used there); MAIN_TC: its
+ * thread_cache_bytes (this thread's cache only).  No stdio between the
+ * two prints: it would allocate its buffers.
  *
  * With the argument "corrupt" it first spoils the version of its own
  * statistics block (a field the allocator never reads), so a collector
@@ -19,6 +24,7 @@
  * relocation, a copy of the block that the library never updates.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +39,32 @@ static const struct {
 } plan[] = {
 	{100, 20000}, {200, 3000}, {1000, 8000}, {5000, 2000}, {1u << 20, 30},
 };
+
+#define WORKERS 4
+#define WORKER_OBJS 40
+#define WORKER_SIZE 100
+
+/* start: the workers may allocate; done: they have; never: hold them */
+static pthread_barrier_t start, done, never;
+
+static void *worker(void *arg)
+{
+	void *objs[WORKER_OBJS];
+
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < WORKER_OBJS; i++) {
+		objs[i] = malloc(WORKER_SIZE);
+		if (!objs[i])
+			abort();
+		memset(objs[i], 1, WORKER_SIZE);
+	}
+	for (int i = 0; i < WORKER_OBJS; i++)
+		free(objs[i]);
+	pthread_barrier_wait(&done);
+	pthread_barrier_wait(&never);
+	return NULL;
+}
 
 /* The size the allocator reserves for a request of n bytes. */
 static size_t rounded(size_t n)
@@ -67,6 +99,7 @@ int main(int argc, char **argv)
 	struct heapscope_allocator_stats st;
 	char line[128];
 	uint64_t expected = 0;
+	pthread_t tids[WORKERS];
 	void **keep;
 	size_t n = 0, k = 0;
 
@@ -84,6 +117,12 @@ int main(int argc, char **argv)
 	keep = malloc(n * sizeof(*keep));
 	if (!keep)
 		return 1;
+	pthread_barrier_init(&start, NULL, WORKERS + 1);
+	pthread_barrier_init(&done, NULL, WORKERS + 1);
+	pthread_barrier_init(&never, NULL, WORKERS + 2);
+	for (int i = 0; i < WORKERS; i++)
+		if (pthread_create(&tids[i], NULL, worker, NULL))
+			return 1;
 	snprintf(line, sizeof(line), "ready1 %d\n", (int)getpid());
 	say(line);
 	wait_line();
@@ -95,10 +134,13 @@ int main(int argc, char **argv)
 			memset(keep[k++], 0x5a, plan[i].size);
 			expected += rounded(plan[i].size);
 		}
+	pthread_barrier_wait(&start);
+	pthread_barrier_wait(&done);
 	heapscope_get_allocator_stats(&st, sizeof(st));
-	snprintf(line, sizeof(line), "ready2 %llu %llu\n",
+	snprintf(line, sizeof(line), "ready2 %llu %llu %llu\n",
 		 (unsigned long long)expected,
-		 (unsigned long long)(st.in_use_bytes - st.thread_cache_bytes));
+		 (unsigned long long)st.in_use_bytes,
+		 (unsigned long long)st.thread_cache_bytes);
 	say(line);
 	wait_line();
 	return keep[0] == NULL;
