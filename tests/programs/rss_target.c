@@ -19,8 +19,11 @@
  *
  * With the argument "corrupt" it first spoils the version of its own
  * statistics block (a field the allocator never reads), so a collector
- * must refuse the block.  The block is reached through dlsym on the
- * library's handle: a reference from the executable would get a copy
+ * must refuse the block; with "loop", before ready2, it points the
+ * block's thread-cache list at a fake cache whose link points to itself
+ * (no cache is created after that: the workers have theirs), so a
+ * collector's walk must stop and refuse it.  The block is reached through dlsym
+ * on the library's handle: a reference from the executable would get a copy
  * relocation, a copy of the block that the library never updates.
  */
 #include <dlfcn.h>
@@ -66,6 +69,19 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* A fake thread cache for "loop" (8-byte aligned, inside any layout
+ * the block may describe). */
+static _Alignas(8) unsigned char fake_cache[65536];
+
+/* The library's own block: dlsym on its handle, not a link to the
+ * symbol (see above). */
+static struct heapscope_stats_block *block(void)
+{
+	void *lib = dlopen("libheapscope.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	return lib ? dlsym(lib, HEAPSCOPE_STATS_SYMBOL) : NULL;
+}
+
 /* The size the allocator reserves for a request of n bytes. */
 static size_t rounded(size_t n)
 {
@@ -99,19 +115,16 @@ int main(int argc, char **argv)
 	struct heapscope_allocator_stats st;
 	char line[128];
 	uint64_t expected = 0;
+	struct heapscope_stats_block *b;
 	pthread_t tids[WORKERS];
 	void **keep;
 	size_t n = 0, k = 0;
 
-	if (argc > 1 && !strcmp(argv[1], "corrupt")) {
-		void *lib = dlopen("libheapscope.so.1", RTLD_NOW | RTLD_NOLOAD);
-		struct heapscope_stats_block *b =
-			lib ? dlsym(lib, HEAPSCOPE_STATS_SYMBOL) : NULL;
-
-		if (!b)
-			return 1;
+	b = block();
+	if (!b)
+		return 1;
+	if (argc > 1 && !strcmp(argv[1], "corrupt"))
 		b->version = 99;
-	}
 	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++)
 		n += plan[i].count;
 	keep = malloc(n * sizeof(*keep));
@@ -137,6 +150,14 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&start);
 	pthread_barrier_wait(&done);
 	heapscope_get_allocator_stats(&st, sizeof(st));
+	if (argc > 1 && !strcmp(argv[1], "loop")) {
+		/* a cache-sized buffer whose next link is its own address */
+		uint64_t self = (uint64_t)(uintptr_t)fake_cache;
+
+		memcpy(fake_cache + b->tcache_next_offset, &self, sizeof(self));
+		__atomic_store_n(&b->tcache_count, 2, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->tcache_head, self, __ATOMIC_RELEASE);
+	}
 	snprintf(line, sizeof(line), "ready2 %llu %llu %llu\n",
 		 (unsigned long long)expected,
 		 (unsigned long long)st.in_use_bytes,
