@@ -123,5 +123,13 @@ c=$(setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -o /dev/null \
 c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 --unix-socket "$SOCK" \
 	"http://localhost/debug/heapscope/rss?pid=$tpid")
 [ "$c" = 200 ] || fail "root over the socket -> $c"
+# nobody's /metrics: no RSS series of root's process
+setpriv --reuid=65534 --regid=65534 --clear-groups curl -s --max-time 30 \
+	--unix-socket "$SOCK" "http://localhost/metrics" >"$work/nobody.metrics" ||
+	fail "nobody's /metrics failed"
+grep -q '^# TYPE heapscope_process_rss_part_bytes gauge' "$work/nobody.metrics" ||
+	fail "nobody's /metrics lacks the RSS families"
+grep -q "^heapscope_process_rss.*pid=\"$tpid\"" "$work/nobody.metrics" &&
+	fail "nobody's /metrics has root's process's RSS"
 exec 3>&-
 echo PASS

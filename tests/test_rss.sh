@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test_rss.sh HEAPSCOPE RSS_TARGET FAKE_TARGET - `heapscope rss -p PID`
+# test_rss.sh HEAPSCOPE RSS_TARGET FAKE_TARGET HOLD - `heapscope rss -p PID`
 # (root: it reads /proc/PID/mem) on a process holding a known heap
 # (tests/programs/rss_target.c):
 #  - the parts sum to the kernel's RSS (smaps_rollup) within 5 %;
@@ -15,11 +15,14 @@
 #  - the sampled estimate is within 4 sigma of heap_in_use, sigma^2 <=
 #    sum(a) * T for period T (a fixed seed);
 #  - --prometheus gives the same parts;
+#  - on a busy target (HOLD: 100 MiB held, 64 KiB blocks allocated and
+#    freed 4 per millisecond) the parts still sum to RSS within 5 % and
+#    heap_in_use holds the 100 MiB;
 # and the one-line errors: a bad pid, a vanished pid, a process without
 # the library, a library without the statistics block (the fake one), a
 # spoiled block, a thread-cache list that loops (made in the live target).
 set -u
-HS=$1 TARGET=$2 FAKE=$3
+HS=$1 TARGET=$2 FAKE=$3 HOLD=$4
 T=65536
 work=$(mktemp -d)
 pids=()
@@ -112,6 +115,29 @@ assert re.search(rf'^heapscope_process_rss_bytes\{{pid="\d+"\}} {rss}$', prom, r
 assert re.search(rf'^heapscope_process_heap_in_use_estimate_bytes\{{pid="\d+"\}} {est}$', prom, re.M)
 PY
 exec 3>&-
+
+# ---- a busy target (the library through run_unfollowed.sh's copy)
+LD_PRELOAD=${HS_UNFOLLOWED_LIB:?run me through run_unfollowed.sh} \
+	"$HOLD" churn 4 >"$work/hold.out" &
+hpid=$!
+pids+=("$hpid")
+for _ in $(seq 300); do grep -q '^ready' "$work/hold.out" && break; sleep 0.1; done
+grep -q '^ready' "$work/hold.out" || fail "$HOLD never ready"
+for i in 1 2 3; do
+	"$HS" rss -p "$hpid" >"$work/busy$i.json" || fail "rss of a busy target failed"
+done
+python3 - "$work"/busy*.json <<'PY' || exit 1
+import json, sys
+for name in sys.argv[1:]:
+    t = json.load(open(name))
+    p, rss = t["parts"], t["rss_bytes"]
+    s = sum(p.values())
+    print(f"busy: rss {rss} parts {s} ({100 * (s - rss) / rss:+.2f} %), "
+          f"heap_in_use {p['heap_in_use']}, consistent {t['consistent']}")
+    assert abs(s - rss) <= 0.05 * rss
+    assert 100 << 20 <= p["heap_in_use"] <= (100 << 20) + (8 << 20)
+PY
+kill "$hpid"
 
 # ---- one-line errors
 # expect STATUS PATTERN ARGS...: exit status and a one-line stderr

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Where RSS went (issue 18 item 1): the statistics block reader against
 # crafted and hostile blocks, the RSS table's arithmetic (unit), `heapscope
-# rss` on a process holding a known heap (root, no BPF), and the daemon's
+# rss` on a process holding a known heap and on a busy one (root, no
+# BPF; hold_100mib from daemon.cmake), and the daemon's
 # /debug/heapscope/rss and /metrics families (root, BPF).
 if(HEAPSCOPE_BUILD_COLLECTOR)
   add_executable(test_stats_block_parse
@@ -23,7 +24,7 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   add_test(NAME collector_rss COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_unfollowed.sh
     $<TARGET_FILE:heapscope> ${CMAKE_CURRENT_SOURCE_DIR}/test_rss.sh
     $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:rss_target>
-    $<TARGET_FILE:fake_target>)
+    $<TARGET_FILE:fake_target> $<TARGET_FILE:hold_100mib>)
   set_tests_properties(collector_rss PROPERTIES SKIP_RETURN_CODE 77
     TIMEOUT 120 LABELS "e2e;root;collector")
 endif()
