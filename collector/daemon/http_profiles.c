@@ -500,6 +500,10 @@ enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c,
 	      "<p>?debug=1: text instead of pprof; ?seconds=N: the "
 	      "difference over the next N seconds; allocs?window=N: only "
 	      "the allocations of the next N seconds.</p>\n"
+	      "<p>Every process in one profile (the host profile, each "
+	      "sample labelled with its process): "
+	      "<a href=\"/debug/pprof/allocs?debug=1\">allocs</a> "
+	      "<a href=\"/debug/pprof/heap?debug=1\">heap</a></p>\n"
 	      "<table>\n<tr><th>pid</th><th>comm</th><th>profiles</th>"
 	      "</tr>\n",
 	      f);
