@@ -25,7 +25,8 @@
 #   - ?format=folded: every line under a root frame "COMM (PID)", the
 #     lines of a process summing to its per-pid folded total; ?debug=1
 #     text; ?seconds=1: 200 after >= 1 s, every process's inuse 0 (none
-#     changed); allocs?window= without pid 400;
+#     changed); allocs?window= without pid 400; /debug/pprof/ links
+#     the host profile;
 #   - over the unix socket root sees A, B, C and D, nobody only C.
 # Exit 77 = skip (not root / no BPF / no go, curl, setpriv, python3), a
 # failure when CI=true.
@@ -262,6 +263,8 @@ for p in $A $B $C $D; do
 	[ "$(total "$work/hdelta.s" $p 8)" = 0 ] || fail "heap?seconds=1: pid $p inuse $(total "$work/hdelta.s" $p 8)"
 done
 echo "ok: heap?seconds=1 without pid: every process 0"
+curl -sf "$URL/debug/pprof/" | grep -qF 'href="/debug/pprof/heap?debug=1"' ||
+	fail "/debug/pprof/ does not link the host profile"
 c=$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/allocs?window=1")
 [ "$c" = 400 ] || fail "allocs?window=1 without pid gave $c"
 
