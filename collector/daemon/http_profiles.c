@@ -333,9 +333,8 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
 	enum hs_format fmt;
 	long pid, secs = 0;
 	uint64_t start;
-	int err;
-
 	bool host = no_process(c);
+	int err;
 
 	err = host ? 0 : target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
@@ -426,9 +425,8 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
 	enum hs_format fmt;
 	long pid, secs = 0, win = 0;
 	uint64_t start;
-	int err;
-
 	bool host = no_process(c);
+	int err;
 
 	err = host ? 0 : target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
