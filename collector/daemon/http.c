@@ -266,6 +266,8 @@ enum MHD_Result hs_http__handle(void *cls, struct MHD_Connection *c,
 		return hs_http__metrics(d, c, &who);
 	if (!strcmp(url, "/targets"))
 		return hs_http__targets(d, c, &who);
+	if (!strcmp(url, "/debug/heapscope/rss"))
+		return hs_http__rss(d, c, &who);
 	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/") ||
 	    !strcmp(url, "/debug/pprof"))
 		return hs_http__index(d, c, &who);
