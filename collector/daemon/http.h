@@ -3,7 +3,7 @@
  * http.h - the daemon's HTTP server across its files: listeners and
  * connection admission (http_server.c), request checks and routing
  * (http.c), who may read what (http_access.c), and the endpoint handlers
- * (http_profiles.c, http_metrics.c).  Handlers run in libmicrohttpd's
+ * (http_profiles.c, http_metrics.c, http_targets.c, http_oom.c).  Handlers run in libmicrohttpd's
  * connection threads, many at once: they take d->lock only to read or
  * count shared state, never while they symbolize or encode.  Each returns
  * what libmicrohttpd's access handler returns: MHD_YES once a response is
@@ -134,5 +134,13 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
  * cgroup, container_id, systemd_unit), of the processes who may read. */
 enum MHD_Result hs_http__targets(struct hs_daemon *d, struct MHD_Connection *c,
 				 const struct hs_http_peer *who);
+
+/* http_oom.c: /debug/heapscope/oom (JSON list of the pre-OOM snapshots
+ * who may read; ?pid=N only that process's) and
+ * /debug/heapscope/oom/ID.pb.gz (one snapshot, gzip'd pprof); url is the
+ * request's path, which starts with /debug/heapscope/oom.  400 malformed,
+ * 404 unknown or not who's to read. */
+enum MHD_Result hs_http__oom(struct hs_daemon *d, struct MHD_Connection *c,
+			     const struct hs_http_peer *who, const char *url);
 
 #endif /* HS_HTTP_H */

@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: MIT
+# collector/daemon/pressure.c, oom_store.c, http_oom.c: pre-OOM capture
+# end to end (root, BPF, cgroup v1 memory controller).  oom_grow grows
+# 4 MiB every 50 ms in a memory cgroup limited to 256 MiB until the
+# cgroup's OOM killer kills it; the daemon's snapshots of it are checked
+# (tests/test_oom.sh).  RUN_SERIAL: it fills 256 MiB and times the growth.
+add_executable(oom_grow ${CMAKE_CURRENT_SOURCE_DIR}/programs/oom_grow.c)
+target_compile_options(oom_grow PRIVATE -O1 -g -fno-omit-frame-pointer)
+set_target_properties(oom_grow PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
+
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_test(NAME daemon_oom
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_oom.sh
+      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+      $<TARGET_FILE:oom_grow>)
+  set_tests_properties(daemon_oom PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon;oom"
+    RUN_SERIAL TRUE)
+endif()
