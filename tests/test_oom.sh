@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Pre-OOM capture end to end (issue 18 item 3; root, BPF, cgroup v1).
-#   test_oom.sh HEAPSCOPE LIB GROW
+#   test_oom.sh MODE HEAPSCOPE LIB GROW
 # A memory cgroup v1 limited to 256 MiB (no swap: memsw limited too when
 # the kernel accounts it; memory.oom_control's oom_kill_disable 0, so the
 # cgroup's own OOM killer acts, never the host's) holds GROW
@@ -16,6 +16,13 @@
 #     go tool pprof) puts >= 60 % of inuse_space on grow_site and holds
 #     >= 128 MiB in all; the pre-OOM one too;
 #   - its --dump-dir file exists, is valid gzip and the same profile.
+# MODE victim: all of the above.  MODE bounds: --oom-keep 1 and a
+# --dump-dir that is full (a 16 KiB tmpfs filled up; where mount is not
+# allowed, a directory removed after the start): the daemon says each
+# snapshot was not written, counts dump_errors, keeps exactly one
+# snapshot (the victim's last, evicted >= 1), whose profile is served and
+# right as above; a non-root peer on the daemon's unix socket sees no
+# snapshot of root's process (list empty, its profile 404).
 # Bounds: at T = 512 KiB every 4 MiB block is sampled (p = 1 - e^-8);
 # the estimate of M bytes has sigma <= sqrt(T*M) (DESIGN.md 1): 11 MiB at
 # 256 MiB, so 128 MiB and 60 % (the truth is >= 85 % once 112 MiB grew,
@@ -23,7 +30,7 @@
 # The cgroup is removed on every exit (trap).  Exit 77 = skip (not root,
 # no BPF, no cgroup v1 memory controller, no go), a failure when CI=true.
 set -u
-HEAPSCOPE=$1 LIB=$2 GROW=$3
+MODE=$1 HEAPSCOPE=$2 LIB=$3 GROW=$4
 T=524288
 LIMIT=$((256 * 1024 * 1024))
 
@@ -49,7 +56,7 @@ command -v python3 >/dev/null || skip "python3 missing (scripts/bootstrap.sh)"
 work=$(mktemp -d)
 export PPROF_TMPDIR=$work HOME=$work GOCACHE=$work/gocache
 cg=$MEMCG/hs-oom-test-$$
-dpid="" tpid=""
+dpid="" tpid="" tmpfs=""
 cleanup() {
 	exec 3>&- 2>/dev/null
 	[ -n "$tpid" ] && kill -9 "$tpid" 2>/dev/null
@@ -67,6 +74,7 @@ cleanup() {
 		sleep 0.1
 	done
 	[ -d "$cg" ] && echo "WARNING: could not remove $cg"
+	[ -n "$tmpfs" ] && umount "$tmpfs" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -82,13 +90,24 @@ echo 0 >"$cg/memory.oom_control" || fail "cannot set memory.oom_control"
 [ "$(cat "$cg/memory.limit_in_bytes")" -eq $LIMIT ] || fail "limit not set"
 
 PORT=$((10000 + RANDOM % 20000)) URL=""
+DUMP=$work/dump KEEP=16 SOCK=$work/http.sock
+mkdir -p "$DUMP"
+if [ "$MODE" = bounds ]; then
+	KEEP=1
+	if mount -t tmpfs -o size=16k tmpfs "$DUMP" 2>/dev/null; then
+		tmpfs=$DUMP
+		dd if=/dev/zero of="$DUMP/fill" bs=4k count=64 2>/dev/null
+		[ "$(df --output=avail "$DUMP" | tail -1)" -eq 0 ] ||
+			fail "could not fill the tmpfs"
+	fi
+fi
 start_daemon() {
 	for _try in 1 2 3 4 5; do
 		URL=http://127.0.0.1:$PORT
-		mkdir -p "$work/dump"
+		rm -f "$SOCK"
 		"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
-			--dump-dir "$work/dump" --oom-threshold 0.8 \
-			--oom-cooldown 1 -v 2>"$work/daemon.err" &
+			--listen "unix:$SOCK" --dump-dir "$DUMP" --oom-threshold 0.8 \
+			--oom-cooldown 1 --oom-keep $KEEP -v 2>"$work/daemon.err" &
 		dpid=$!
 		for _ in $(seq 1 200); do
 			grep -q 'listening on' "$work/daemon.err" && return 0
@@ -103,6 +122,9 @@ start_daemon() {
 	fail "daemon did not start listening"
 }
 start_daemon
+if [ "$MODE" = bounds ] && [ -z "$tmpfs" ]; then
+	rm -rf "$DUMP" # no mount: a directory that vanished instead
+fi
 
 # The target joins the cgroup, then waits for "go" on the FIFO.
 mkfifo "$work/go"
@@ -148,6 +170,61 @@ for _ in $(seq 1 50); do
 done
 cat "$work/oom.json"
 
+check_profile() { # label file
+	gzip -t "$2" || fail "$1: not gzip"
+	go tool pprof -top -unit=B -sample_index=inuse_space "$2" \
+		>"$work/top.txt" 2>"$work/top.err" ||
+		fail "$1: go tool pprof failed: $(cat "$work/top.err")"
+	awk -v what="$1" '
+		/ total$/ { for (i = 1; i <= NF; i++) if ($i == "of") { t = $(i + 1); sub(/B$/, "", t) } }
+		NF >= 6 && $NF == "grow_site" { g = $4; sub(/B$/, "", g) }
+		END {
+			printf "%s: grow_site %.0f of %.0f bytes (%.1f %%)\n", what, g, t,
+				t ? 100 * g / t : 0
+			if (t < 128 * 1048576) { print "total below 128 MiB"; exit 1 }
+			if (g < 0.6 * t) { print "grow_site below 60 %"; exit 1 }
+		}' "$work/top.txt" || { cat "$work/top.txt"; fail "$1: profile"; }
+}
+
+if [ "$MODE" = bounds ]; then
+	python3 - "$work/oom.json" "$tpid" >"$work/pick.txt" <<'PY' ||
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pid = int(sys.argv[2])
+snaps = doc["snapshots"]
+if len(snaps) != 1 or snaps[0]["pid"] != pid or not snaps[0]["victim"]:
+    sys.exit("want exactly the victim's last snapshot, got %r" % snaps)
+if doc["keep"] != 1 or doc["evicted"] < 1 or doc["taken"] != doc["evicted"] + 1:
+    sys.exit("keep %d taken %d evicted %d" % (doc["keep"], doc["taken"], doc["evicted"]))
+if doc["dump_errors"] != doc["taken"] or snaps[0]["file"] is not None:
+    sys.exit("dump_errors %d of %d taken, file %r" %
+             (doc["dump_errors"], doc["taken"], snaps[0]["file"]))
+print(snaps[0]["id"], snaps[0]["profile"])
+PY
+		fail "bounds: $(cat "$work/pick.txt")"
+	read -r id url <"$work/pick.txt"
+	grep -q "OOM snapshot $id of pid $tpid not written to $DUMP: " "$work/daemon.err" ||
+		fail "no clear error for the dump that failed"
+	grep "not written to" "$work/daemon.err" | head -2
+	curl -sf "$URL$url" -o "$work/snap.pb.gz" || fail "GET $url failed"
+	check_profile "snapshot $id (only one kept)" "$work/snap.pb.gz"
+	if [ -n "$tmpfs" ]; then
+		[ "$(ls "$DUMP")" = fill ] || fail "files in the full dump dir: $(ls "$DUMP")"
+	fi
+	command -v setpriv >/dev/null || skip "setpriv missing (util-linux)"
+	chmod 755 "$work"
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	as_nobody curl -sf --unix-socket "$SOCK" http://x/debug/heapscope/oom \
+		>"$work/nobody.json" || fail "nobody's list failed"
+	grep -q '"snapshots": \[\]' "$work/nobody.json" ||
+		fail "nobody sees root's snapshots: $(cat "$work/nobody.json")"
+	code=$(as_nobody curl -s -o /dev/null -w '%{http_code}' \
+		--unix-socket "$SOCK" "http://x$url")
+	[ "$code" = 404 ] || fail "nobody got $code for root's $url, not 404"
+	echo PASS
+	exit 0
+fi
+
 # id, url, file of the victim's last snapshot and of the last pre-OOM one
 python3 - "$work/oom.json" "$tpid" "$cg" $LIMIT >"$work/pick.txt" <<'PY' ||
 import json, sys
@@ -179,21 +256,6 @@ PY
 	fail "snapshot list: $(cat "$work/pick.txt")"
 cat "$work/pick.txt"
 
-check_profile() { # label file
-	gzip -t "$2" || fail "$1: not gzip"
-	go tool pprof -top -unit=B -sample_index=inuse_space "$2" \
-		>"$work/top.txt" 2>"$work/top.err" ||
-		fail "$1: go tool pprof failed: $(cat "$work/top.err")"
-	awk -v what="$1" '
-		/ total$/ { for (i = 1; i <= NF; i++) if ($i == "of") { t = $(i + 1); sub(/B$/, "", t) } }
-		NF >= 6 && $NF == "grow_site" { g = $4; sub(/B$/, "", g) }
-		END {
-			printf "%s: grow_site %.0f of %.0f bytes (%.1f %%)\n", what, g, t,
-				t ? 100 * g / t : 0
-			if (t < 128 * 1048576) { print "total below 128 MiB"; exit 1 }
-			if (g < 0.6 * t) { print "grow_site below 60 %"; exit 1 }
-		}' "$work/top.txt" || { cat "$work/top.txt"; fail "$1: profile"; }
-}
 while read -r id url file reason; do
 	curl -sf "$URL$url" -o "$work/snap-$id.pb.gz" || fail "GET $url failed"
 	check_profile "snapshot $id ($reason)" "$work/snap-$id.pb.gz"
@@ -201,6 +263,11 @@ while read -r id url file reason; do
 	cmp -s "$file" "$work/snap-$id.pb.gz" || fail "snapshot $id: dump file differs"
 	check_profile "dump of $id" "$file"
 done <"$work/pick.txt"
+# the directory holds one complete file per snapshot listed, no temporary
+nlisted=$(grep -c '"id": ' "$work/oom.json")
+nfiles=$(find "$DUMP" -type f | wc -l)
+[ "$nfiles" -eq "$nlisted" ] && [ -z "$(find "$DUMP" -type f ! -name 'oom-*.pb.gz')" ] ||
+	fail "dump dir: $nfiles files for $nlisted snapshots: $(ls "$DUMP")"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/heapscope/oom/999999.pb.gz")
 [ "$code" = 404 ] || fail "unknown snapshot answered $code, not 404"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/heapscope/oom/x.pb.gz")

@@ -89,6 +89,7 @@ struct hs_oom_watch {
 	uint64_t last_snap_ns;	/* of its last snapshot, 0: none */
 	uint64_t psi_read_ns;	/* of its last memory.pressure read */
 	struct hs_memcg cg;
+	bool unlimited;		/* no limit above cg at the last lookup */
 	bool seen;		/* in this period's list */
 };
 

@@ -377,8 +377,14 @@ static void check(struct hs_daemon *d, bool psi)
 		if (!w)
 			break;
 		w->seen = true;
+		/* Which cgroup, and whether any limit is above it, once a
+		 * second; usage every period only under a limit (the cost:
+		 * two small reads per level of the hierarchy). */
 		if (!w->cg_read_ns || now - w->cg_read_ns >= CG_REREAD_NS) {
-			hs_memcg__of(o, w->pid, &w->cg);
+			w->unlimited =
+				hs_memcg__of(o, w->pid, &w->cg) ||
+				hs_memcg__usage(&w->cg, &usage, &limit) ||
+				!limit;
 			w->cg_read_ns = now;
 		}
 		if (psi && list[i].inuse > top_inuse && cooled(o, w, now)) {
@@ -386,6 +392,7 @@ static void check(struct hs_daemon *d, bool psi)
 			top_inuse = list[i].inuse;
 		}
 		if (!w->cg.version || !cooled(o, w, now) ||
+		    (w->unlimited && w->cg.version == 1) ||
 		    hs_memcg__usage(&w->cg, &usage, &limit))
 			continue;
 		if (limit && (double)usage >= o->threshold * (double)limit) {

@@ -9,12 +9,17 @@ target_compile_options(oom_grow PRIVATE -O1 -g -fno-omit-frame-pointer)
 set_target_properties(oom_grow PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/programs)
 
+# daemon_oom_victim: the victim's snapshots, listed and right, and their
+# --dump-dir files; daemon_oom_bounds: --oom-keep 1, a full --dump-dir,
+# another user's view (test_oom.sh says what each asserts).
 if(HEAPSCOPE_BUILD_COLLECTOR)
-  add_test(NAME daemon_oom
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_oom.sh
-      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
-      $<TARGET_FILE:oom_grow>)
-  set_tests_properties(daemon_oom PROPERTIES
-    SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon;oom"
-    RUN_SERIAL TRUE)
+  foreach(mode victim bounds)
+    add_test(NAME daemon_oom_${mode}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_oom.sh ${mode}
+        $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+        $<TARGET_FILE:oom_grow>)
+    set_tests_properties(daemon_oom_${mode} PROPERTIES
+      SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "e2e;root;bpf;daemon;oom"
+      RUN_SERIAL TRUE)
+  endforeach()
 endif()
