@@ -3,10 +3,11 @@
  * oom.h - the daemon's pre-OOM capture (issue 18 item 3) across its
  * files:
  *
- *   pressure.c   the watch: a process's memory cgroup (v1 and v2), its
- *                usage against the tightest limit above it, PSI (the
- *                system's /proc/pressure/memory trigger, memory.pressure
- *                per cgroup v2); the thread that wakes on them
+ *   pressure.c   the watch: each followed process's memory cgroup usage
+ *                against the tightest limit above it (read by
+ *                target/memcg.c), PSI (the system's /proc/pressure/memory
+ *                trigger, memory.pressure per cgroup v2); the thread that
+ *                wakes on them; the --oom-* options
  *   oom_store.c  a snapshot (heap profile with residency, RSS table) and
  *                the bounded store of them, their --dump-dir files, the
  *                OOM killer's victims (oom/mark_victim events)
@@ -23,6 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "target.h" /* struct hs_memcg */
 
 struct hs_daemon;
 struct hs_proc;
@@ -50,13 +53,6 @@ enum hs_oom_reason {
 };
 /* "cgroup_limit", "psi", "oom_kill" */
 const char *hs_oom_reason_name(enum hs_oom_reason r);
-
-/* A process's memory cgroup, as the daemon's mount namespace sees it. */
-struct hs_memcg {
-	int version;	     /* 1 or 2; 0: none found */
-	char path[256];	     /* in its hierarchy, e.g. "/hs-oom-123" */
-	char dir[PATH_MAX];  /* the directory: mount point + path */
-};
 
 /* One snapshot.  Immutable once in the store except `victim`. */
 struct hs_oom_snap {
@@ -109,7 +105,7 @@ struct hs_oom {
 	bool running;
 	volatile bool stop;
 	int psi_fd, wake_fd; /* -1: none */
-	char v1_mount[PATH_MAX], v2_mount[PATH_MAX]; /* "" if not mounted */
+	struct hs_memcg_mounts mounts;
 	struct hs_oom_watch watch[HS_OOM_WATCH_MAX];
 	size_t nwatch;
 };
@@ -123,22 +119,6 @@ struct hs_oom {
  * says what is accepted).  Main thread, at parse. */
 void hs_oom__defaults(struct hs_oom *o);
 int hs_oom__option(struct hs_oom *o, const char *name, const char *value);
-
-/* The memory cgroup of pid (its /proc/PID/cgroup line for the memory
- * controller, v1, else the unified line, v2), under the mounts o found.
- * 0; -ESRCH no such process; -ENOENT no memory cgroup mounted for it;
- * -EBADMSG unparsable.  Thread-safe. */
-int hs_memcg__of(const struct hs_oom *o, pid_t pid, struct hs_memcg *cg);
-/* Usage and limit of cg as the OOM killer sees them: over cg and each of
- * its ancestors, the one nearest its limit (largest usage / limit);
- * v1 memory.usage_in_bytes / memory.limit_in_bytes, v2 memory.current /
- * memory.max.  *limit 0: no limit anywhere above.  0 or -errno (the
- * cgroup is gone).  Thread-safe. */
-int hs_memcg__usage(const struct hs_memcg *cg, uint64_t *usage,
-		    uint64_t *limit);
-/* v2: memory.pressure's "some avg10" (percent) of cg.  0 or -errno
- * (-ENOTSUP: v1). */
-int hs_memcg__pressure(const struct hs_memcg *cg, double *avg10);
 
 /* Main thread, after the HTTP server starts: attach the oom/mark_victim
  * tracepoint (a warning if it cannot be), open the PSI trigger, start

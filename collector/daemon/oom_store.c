@@ -289,7 +289,7 @@ void hs_oom__on_kill(struct hs_daemon *d, struct hs_proc *p,
 	 * reaped, so no residency. */
 	/* An exiting task is moved to the root cgroup: the cgroup of its
 	 * earlier snapshot, else of now (it may not be exiting yet). */
-	if (cg.version || !hs_memcg__of(o, p->pid, &cg))
+	if (cg.version || !hs_memcg__of(&o->mounts, p->pid, &cg))
 		hs_memcg__usage(&cg, &usage, &limit);
 	s = snap_new(p, HS_OOM_KILL, cg.version ? &cg : NULL, usage, limit);
 	if (!s || hs_daemon__snapshot(d, p, NULL, s->time_ns, &snap)) {
