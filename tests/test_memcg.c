@@ -78,15 +78,16 @@ static void test_parse(void **state)
 
 	(void)state;
 	/* hybrid: the memory controller's v1 line wins */
-	assert_int_equal(parse(&both,
-			       "12:pids:/x\n5:cpu,memory:/svc/a\n0::/user.slice\n",
-			       &cg),
-			 0);
+	assert_int_equal(
+		parse(&both,
+		      "12:pids:/x\n5:cpu,memory:/svc/a\n0::/user.slice\n", &cg),
+		0);
 	assert_int_equal(cg.version, 1);
 	assert_string_equal(cg.path, "/svc/a");
 	assert_string_equal(cg.dir, "/sys/fs/cgroup/memory/svc/a");
 	/* v2 only (or v1 without the memory line): the unified line */
-	assert_int_equal(parse(&v2only, "0::/system.slice/x.service\n", &cg), 0);
+	assert_int_equal(parse(&v2only, "0::/system.slice/x.service\n", &cg),
+			 0);
 	assert_int_equal(cg.version, 2);
 	assert_string_equal(cg.dir, "/sys/fs/cgroup/system.slice/x.service");
 	assert_int_equal(parse(&both, "3:cpu:/a\n0::/b\n", &cg), 0);
@@ -99,7 +100,8 @@ static void test_parse(void **state)
 	assert_int_equal(parse(&v2only, "5:memory:/a\n", &cg), -ENOENT);
 	assert_int_equal(parse(&both, "", &cg), -ENOENT);
 	assert_int_equal(parse(&both, "5:memory:../../etc\n", &cg), -EBADMSG);
-	assert_int_equal(parse(&both, "5:memory:/a/../../etc\n", &cg), -EBADMSG);
+	assert_int_equal(parse(&both, "5:memory:/a/../../etc\n", &cg),
+			 -EBADMSG);
 	assert_int_equal(parse(&both, "5:memory:/a/..\n", &cg), -EBADMSG);
 	assert_int_equal(cg.version, 0);
 }

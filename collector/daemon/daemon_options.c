@@ -280,16 +280,17 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		case OPT_OOM_THRESHOLD:
 		case OPT_OOM_COOLDOWN:
 		case OPT_OOM_KEEP: {
-			const char *name = c == OPT_OOM_THRESHOLD ? "oom-threshold"
-					   : c == OPT_OOM_COOLDOWN ? "oom-cooldown"
-								   : "oom-keep";
+			/* "--oom-threshold" etc.; pressure.c parses the value */
+			const char *flag = c == OPT_OOM_THRESHOLD ?
+						   "--oom-threshold" :
+					   c == OPT_OOM_COOLDOWN ?
+						   "--oom-cooldown" :
+						   "--oom-keep";
 
-			if (hs_oom__option(&d->oom, name, optarg))
+			if (hs_oom__option(&d->oom, flag + 2, optarg))
 				return hs_cli__bad_value(
-					cmd, c == OPT_OOM_THRESHOLD ? "--oom-threshold"
-					     : c == OPT_OOM_COOLDOWN ? "--oom-cooldown"
-								     : "--oom-keep",
-					optarg, hs_cli__accepts(opts, c));
+					cmd, flag, optarg,
+					hs_cli__accepts(opts, c));
 			break;
 		}
 		case 'v':

@@ -83,21 +83,21 @@ static void snap_json(FILE *f, const struct hs_oom_snap *s)
 	json_str(f, s->comm);
 	fputs(", \"time\": ", f);
 	rfc3339(f, s->time_ns);
-	fprintf(f, ", \"time_unix_nano\": %" PRIu64 ", \"reason\": ",
-		s->time_ns);
+	fprintf(f,
+		", \"time_unix_nano\": %" PRIu64 ", \"reason\": ", s->time_ns);
 	json_str(f, hs_oom_reason_name(s->reason));
-	fprintf(f, ", \"victim\": %s, \"cgroup\": ",
-		s->victim ? "true" : "false");
+	fprintf(f,
+		", \"victim\": %s, \"cgroup\": ", s->victim ? "true" : "false");
 	json_str(f, s->cg.version ? s->cg.path : "");
 	fprintf(f,
 		", \"cgroup_version\": %d, \"usage_bytes\": %" PRIu64
 		", \"limit_bytes\": %" PRIu64 ", \"heap_inuse_bytes\": %.0f"
-		", \"residency\": %s, \"capture_ms\": %.3f, \"profile\": \""
-		OOM_PATH "/%" PRIu64 ".pb.gz\", \"profile_bytes\": %zu, "
+		", \"residency\": %s, \"capture_ms\": %.3f, \"profile\": "
+		"\"" OOM_PATH "/%" PRIu64 ".pb.gz\", \"profile_bytes\": %zu, "
 		"\"file\": ",
 		s->cg.version, s->usage, s->limit, s->heap_bytes,
-		s->residency ? "true" : "false",
-		(double)s->capture_ns / 1e6, s->id, s->len);
+		s->residency ? "true" : "false", (double)s->capture_ns / 1e6,
+		s->id, s->len);
 	if (s->file[0])
 		json_str(f, s->file);
 	else

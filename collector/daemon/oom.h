@@ -32,13 +32,13 @@ struct hs_proc;
 struct hs_event;
 
 /* Defaults, and what the options accept. */
-#define HS_OOM_THRESHOLD 0.8	      /* of the limit */
-#define HS_OOM_COOLDOWN_S 10	      /* per process */
-#define HS_OOM_KEEP 16		      /* snapshots kept */
+#define HS_OOM_THRESHOLD 0.8 /* of the limit */
+#define HS_OOM_COOLDOWN_S 10 /* per process */
+#define HS_OOM_KEEP 16	     /* snapshots kept */
 #define HS_OOM_KEEP_MAX 1024
 #define HS_OOM_BYTES_MAX (64u << 20) /* bytes of profiles kept, all told */
-#define HS_OOM_INTERVAL_MS 100	      /* usage check period */
-#define HS_OOM_WATCH_MAX 1024	      /* processes checked per period */
+#define HS_OOM_INTERVAL_MS 100	     /* usage check period */
+#define HS_OOM_WATCH_MAX 1024	     /* processes checked per period */
 /* PSI: "some" stall of 200 ms within 2 s wakes the watch (system
  * trigger; windows that are not a multiple of 2 s need CAP_SYS_RESOURCE,
  * which a daemon in a container may lack); a cgroup v2's memory.pressure
@@ -60,20 +60,20 @@ struct hs_oom_snap {
 	pid_t pid;
 	uint64_t start_time; /* with pid: the process's identity */
 	char comm[16];
-	struct hs_memcg cg;	/* its memory cgroup; version 0: none */
-	uint64_t time_ns;	/* CLOCK_REALTIME of the capture */
-	uint64_t capture_ns;	/* how long it took (snapshot + render) */
+	struct hs_memcg cg;  /* its memory cgroup; version 0: none */
+	uint64_t time_ns;    /* CLOCK_REALTIME of the capture */
+	uint64_t capture_ns; /* how long it took (snapshot + render) */
 	enum hs_oom_reason reason;
-	bool victim;		/* the OOM killer chose this process */
-	bool residency;		/* resident_space etc. were read */
-	uint64_t usage, limit;	/* cgroup bytes at capture; 0: unknown */
-	double heap_bytes;	/* estimated in-use bytes, whole profile */
-	bool owner_known;	/* owner: the uid that may read it */
+	bool victim;	       /* the OOM killer chose this process */
+	bool residency;	       /* resident_space etc. were read */
+	uint64_t usage, limit; /* cgroup bytes at capture; 0: unknown */
+	double heap_bytes;     /* estimated in-use bytes, whole profile */
+	bool owner_known;      /* owner: the uid that may read it */
 	uid_t owner;
-	uint8_t *pprof;		/* gzip'd pprof, len bytes */
+	uint8_t *pprof; /* gzip'd pprof, len bytes */
 	size_t len;
-	char *rss_json;		/* the RSS table, JSON; NULL: none yet */
-	char file[PATH_MAX];	/* its --dump-dir file, "" if none */
+	char *rss_json;		  /* the RSS table, JSON; NULL: none yet */
+	char file[PATH_MAX];	  /* its --dump-dir file, "" if none */
 	struct hs_oom_snap *next; /* older */
 };
 
@@ -81,17 +81,17 @@ struct hs_oom_snap {
 struct hs_oom_watch {
 	pid_t pid;
 	uint64_t start_time;
-	uint64_t cg_read_ns;	/* CLOCK_MONOTONIC of the cgroup lookup */
-	uint64_t last_snap_ns;	/* of its last snapshot, 0: none */
-	uint64_t psi_read_ns;	/* of its last memory.pressure read */
+	uint64_t cg_read_ns;   /* CLOCK_MONOTONIC of the cgroup lookup */
+	uint64_t last_snap_ns; /* of its last snapshot, 0: none */
+	uint64_t psi_read_ns;  /* of its last memory.pressure read */
 	struct hs_memcg cg;
-	bool unlimited;		/* no limit above cg at the last lookup */
-	bool seen;		/* in this period's list */
+	bool unlimited; /* no limit above cg at the last lookup */
+	bool seen;	/* in this period's list */
 };
 
 struct hs_oom {
 	/* options (daemon_options.c through hs_oom__option) */
-	double threshold;	/* 0: no watch, no snapshots */
+	double threshold; /* 0: no watch, no snapshots */
 	uint64_t cooldown_ns;
 	size_t keep;
 	/* the store: newest first */

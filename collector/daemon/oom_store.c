@@ -163,8 +163,7 @@ static void note(struct hs_snapshot *snap, const struct hs_oom_snap *s)
 		 "usage %llu of limit %llu bytes%s",
 		 hs_oom_reason_name(s->reason),
 		 s->cg.version ? s->cg.path : "-", s->cg.version,
-		 (unsigned long long)s->usage,
-		 (unsigned long long)s->limit,
+		 (unsigned long long)s->usage, (unsigned long long)s->limit,
 		 s->residency ? "" : "; residency not read");
 	snap->cptr[i] = snap->comments[i];
 	snap->meta.ncomments = i + 1;
@@ -279,7 +278,8 @@ void hs_oom__on_kill(struct hs_daemon *d, struct hs_proc *p,
 				cg = s->cg;
 		}
 	pthread_mutex_unlock(&o->lock);
-	fprintf(stderr, "heapscope daemon: the OOM killer chose pid %u (%.16s)%s\n",
+	fprintf(stderr,
+		"heapscope daemon: the OOM killer chose pid %u (%.16s)%s\n",
 		e->pid, e->comm,
 		p ? "; its heap as of now is kept" : " (not followed)");
 	if (!p || p->gone || o->threshold <= 0)

@@ -27,7 +27,7 @@
 #include "daemon.h"
 #include "heapscope.skel.h"
 
-#define CG_REREAD_NS (1000 * HS_NS_PER_MS) /* a process's cgroup lookup */
+#define CG_REREAD_NS (1000 * HS_NS_PER_MS)  /* a process's cgroup lookup */
 #define PSI_REREAD_NS (1000 * HS_NS_PER_MS) /* memory.pressure per cgroup */
 
 const char *hs_oom_reason_name(enum hs_oom_reason r)
@@ -161,7 +161,8 @@ static void check(struct hs_daemon *d, bool psi)
 		}
 	pthread_mutex_unlock(&d->lock);
 	for (size_t i = 0; i < n && !o->stop; i++) {
-		struct hs_oom_watch *w = watch_of(o, list[i].pid, list[i].start);
+		struct hs_oom_watch *w =
+			watch_of(o, list[i].pid, list[i].start);
 		uint64_t usage, limit;
 		double avg10;
 
@@ -190,7 +191,8 @@ static void check(struct hs_daemon *d, bool psi)
 			capture(d, w, HS_OOM_CGROUP_LIMIT, usage, limit);
 			continue;
 		}
-		if (w->cg.version == 2 && now - w->psi_read_ns >= PSI_REREAD_NS) {
+		if (w->cg.version == 2 &&
+		    now - w->psi_read_ns >= PSI_REREAD_NS) {
 			w->psi_read_ns = now;
 			if (!hs_memcg__pressure(&w->cg, &avg10) &&
 			    avg10 >= HS_OOM_PSI_AVG10)
@@ -237,8 +239,8 @@ static int psi_open(bool verbose)
 {
 	int fd = open("/proc/pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 
-	if (fd < 0 || write(fd, HS_OOM_PSI_TRIGGER,
-			    strlen(HS_OOM_PSI_TRIGGER) + 1) < 0) {
+	if (fd < 0 ||
+	    write(fd, HS_OOM_PSI_TRIGGER, strlen(HS_OOM_PSI_TRIGGER) + 1) < 0) {
 		if (verbose)
 			fprintf(stderr,
 				"heapscope daemon: no PSI trigger on "
@@ -260,14 +262,16 @@ int hs_oom__start(struct hs_daemon *d)
 		return 0;
 	err = hs_attach__oom(d->skel);
 	if (err)
-		fprintf(stderr, "heapscope daemon: warning: no oom/mark_victim "
-				"tracepoint (%s): OOM kills are seen as "
-				"exits, pre-OOM snapshots are still taken\n",
+		fprintf(stderr,
+			"heapscope daemon: warning: no oom/mark_victim "
+			"tracepoint (%s): OOM kills are seen as "
+			"exits, pre-OOM snapshots are still taken\n",
 			strerror(-err));
 	hs_memcg__mounts(&o->mounts);
 	if (!o->mounts.v1[0] && !o->mounts.v2[0])
-		fprintf(stderr, "heapscope daemon: warning: no memory cgroup "
-				"hierarchy mounted: no cgroup limits watched\n");
+		fprintf(stderr,
+			"heapscope daemon: warning: no memory cgroup "
+			"hierarchy mounted: no cgroup limits watched\n");
 	o->psi_fd = psi_open(d->verbose);
 	o->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (o->wake_fd < 0) {
@@ -280,8 +284,9 @@ int hs_oom__start(struct hs_daemon *d)
 	o->running = true;
 	return 0;
 fail:
-	fprintf(stderr, "heapscope daemon: cannot start the memory-pressure "
-			"watch: %s\n",
+	fprintf(stderr,
+		"heapscope daemon: cannot start the memory-pressure "
+		"watch: %s\n",
 		strerror(-err));
 	if (o->psi_fd >= 0)
 		close(o->psi_fd);

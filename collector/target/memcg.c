@@ -75,11 +75,13 @@ void hs_memcg__mounts(struct hs_memcg_mounts *o)
 	while (fgets(line, sizeof(line), f)) {
 		char root[PATH_MAX], mnt[PATH_MAX], *dash, fs[32], opts[512];
 
-		/* id parent maj:min root mount opts [tags] - fs src superopts */
+		/* id parent maj:min root mount opts [tags] - fs src superopts
+		 */
 		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
 			continue;
 		dash = strstr(line, " - ");
-		if (!dash || sscanf(dash + 3, "%31s %*s %511s", fs, opts) != 2 ||
+		if (!dash ||
+		    sscanf(dash + 3, "%31s %*s %511s", fs, opts) != 2 ||
 		    strcmp(root, "/"))
 			continue;
 		if (!strcmp(fs, "cgroup2") && !o->v2[0])
@@ -91,8 +93,7 @@ void hs_memcg__mounts(struct hs_memcg_mounts *o)
 			for (tok = strtok_r(opts, ",", &save); tok;
 			     tok = strtok_r(NULL, ",", &save))
 				if (!strcmp(tok, "memory"))
-					snprintf(o->v1,
-						 sizeof(o->v1), "%s",
+					snprintf(o->v1, sizeof(o->v1), "%s",
 						 mnt);
 		}
 	}
@@ -115,7 +116,8 @@ int hs_memcg__parse(const struct hs_memcg_mounts *o, char *text,
 	/* "ID:CONTROLLERS:PATH" per line; v2's is "0::PATH" */
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : 0;
+		char *c1 = strchr(line, ':'),
+		     *c2 = c1 ? strchr(c1 + 1, ':') : 0;
 		char *tok, *s2, ctl[256];
 		size_t cl;
 
@@ -172,8 +174,7 @@ int hs_memcg__of(const struct hs_memcg_mounts *o, pid_t pid,
 	return hs_memcg__parse(o, buf, cg);
 }
 
-int hs_memcg__usage(const struct hs_memcg *cg, uint64_t *usage,
-		    uint64_t *limit)
+int hs_memcg__usage(const struct hs_memcg *cg, uint64_t *usage, uint64_t *limit)
 {
 	const char *uname = cg->version == 1 ? "memory.usage_in_bytes"
 					     : "memory.current",
@@ -233,4 +234,3 @@ int hs_memcg__pressure(const struct hs_memcg *cg, double *avg10)
 		return -EBADMSG;
 	return 0;
 }
-
