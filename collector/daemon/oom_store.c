@@ -26,15 +26,18 @@
 #include "http.h"
 
 /*
- * The RSS table of pid as a JSON value, malloc'd; NULL when there is none
- * (serialized as null).
+ * The RSS table of the process whose allocator object is tg, as a JSON
+ * value, malloc'd; NULL when there is none (serialized as null).
  * TODO(h18-rss): the RSS breakdown (issue 18 item 1, branch h18-rss)
- * provides the function that reads a process's RSS table; call it here
- * and return its JSON object.  This is the one call site.
+ * reads the table; wire it here, the one call site:
+ *   struct hs_rss_table t;  (profiles.h)
+ *   if (hs_rss_table_read_target(tg, &t)) return NULL;
+ *   open_memstream, hs_rss__write_json(f, &t) (export.h), fclose, return
+ *   the text (drop its trailing newline).
  */
-static char *snapshot_rss_json(pid_t pid)
+static char *snapshot_rss_json(const struct hs_target *tg)
 {
-	(void)pid;
+	(void)tg;
 	return NULL;
 }
 
@@ -210,6 +213,7 @@ int hs_oom__capture(struct hs_daemon *d, pid_t pid, uint64_t start_time,
 {
 	uint64_t t0 = hs_mono_ns();
 	struct hs_snapshot snap;
+	struct hs_target tg;
 	struct hs_oom_snap *s;
 	struct hs_proc *p;
 	int err;
@@ -226,6 +230,7 @@ int hs_oom__capture(struct hs_daemon *d, pid_t pid, uint64_t start_time,
 		pthread_mutex_unlock(&d->lock);
 		return -ENOMEM;
 	}
+	tg = p->t;
 	/* residency of every live sample: pagemap reads, the target runs */
 	s->residency = !hs_profile__scan_residency(p->ev.prof, pid);
 	err = hs_daemon__snapshot(d, p, NULL, s->time_ns, &snap);
@@ -234,6 +239,8 @@ int hs_oom__capture(struct hs_daemon *d, pid_t pid, uint64_t start_time,
 		snap_free(s);
 		return err;
 	}
+	/* the RSS table next to the heap's copy, before the slow render */
+	s->rss_json = snapshot_rss_json(&tg);
 	as_oom_profile(&snap, s);
 	err = hs_daemon__render(&snap, HS_FORMAT_PPROF, &s->pprof, &s->len);
 	pthread_mutex_lock(&d->lock);
@@ -246,7 +253,6 @@ int hs_oom__capture(struct hs_daemon *d, pid_t pid, uint64_t start_time,
 		snap_free(s);
 		return err;
 	}
-	s->rss_json = snapshot_rss_json(pid);
 	s->owner_known = owner_of(pid, start_time, &s->owner);
 	s->capture_ns = hs_mono_ns() - t0;
 	store(d, s);
@@ -308,7 +314,7 @@ void hs_oom__on_kill(struct hs_daemon *d, struct hs_proc *p,
 		return;
 	}
 	hs_daemon__release(d, &snap);
-	s->rss_json = snapshot_rss_json(p->pid);
+	s->rss_json = snapshot_rss_json(&p->t);
 	/* the dying process may no longer answer: its earlier snapshot's */
 	s->owner_known = owner_of(p->pid, p->start_time, &s->owner);
 	if (!s->owner_known && owner_known) {
