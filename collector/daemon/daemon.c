@@ -24,7 +24,8 @@
  *
  * hs_daemon_main reads as phases: parse (daemon_options.c), check, open,
  * load, attach, scan, serve, loop, clean up.  Signals and SIGHUP dumps:
- * daemon_signals.c.
+ * daemon_signals.c.  Pre-OOM capture (a thread of its own; OOM kills
+ * arrive here as HS_EV_OOM events): pressure.c, oom_store.c.
  */
 #include <errno.h>
 #include <stdlib.h>

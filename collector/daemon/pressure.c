@@ -87,9 +87,15 @@ bad:
 
 /* ------------------------------------------------------------ watch */
 
+/* The entry of (pid, start), made if need be; NULL when the table is
+ * full.  hint: where it was last period (the process list comes in the
+ * same order each period, so the search is O(1) but after changes). */
 static struct hs_oom_watch *watch_of(struct hs_oom *o, pid_t pid,
-				     uint64_t start)
+				     uint64_t start, size_t hint)
 {
+	if (hint < o->nwatch && o->watch[hint].pid == pid &&
+	    o->watch[hint].start_time == start)
+		return &o->watch[hint];
 	for (size_t i = 0; i < o->nwatch; i++)
 		if (o->watch[i].pid == pid && o->watch[i].start_time == start)
 			return &o->watch[i];
@@ -162,7 +168,7 @@ static void check(struct hs_daemon *d, bool psi)
 	pthread_mutex_unlock(&d->lock);
 	for (size_t i = 0; i < n && !o->stop; i++) {
 		struct hs_oom_watch *w =
-			watch_of(o, list[i].pid, list[i].start);
+			watch_of(o, list[i].pid, list[i].start, i);
 		uint64_t usage, limit;
 		double avg10;
 
