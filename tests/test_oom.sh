@@ -15,7 +15,9 @@
 #   - the victim's last profile (/debug/heapscope/oom/ID.pb.gz, read with
 #     go tool pprof) puts >= 60 % of inuse_space on grow_site and holds
 #     >= 128 MiB in all; the pre-OOM one too;
-#   - its --dump-dir file exists, is valid gzip and the same profile.
+#   - its --dump-dir file exists, is valid gzip and the same profile;
+#   - the pre-OOM snapshot carries the RSS table (h18-rss): RSS and the
+#     heap_in_use part >= 128 MiB.
 # MODE victim: all of the above.  MODE bounds: --oom-keep 1 and a
 # --dump-dir that is full (a 16 KiB tmpfs filled up; where mount is not
 # allowed, a directory removed after the start): the daemon says each
@@ -248,6 +250,12 @@ for s in (v, p):
         sys.exit("snapshot %d: comm %r profile %r" % (s["id"], s["comm"], s["profile"]))
 if p["limit_bytes"] != limit or p["usage_bytes"] < 0.8 * limit:
     sys.exit("pre-OOM snapshot: usage %d of limit %d" % (p["usage_bytes"], p["limit_bytes"]))
+# the RSS table taken with the pre-OOM snapshot (profiles/rss.c):
+# the process held >= 128 MiB, most of it the heap in use
+rss = p["rss"]
+if not isinstance(rss, dict) or rss["rss_bytes"] < limit / 2 or \
+        rss["parts"]["heap_in_use"] < limit / 2:
+    sys.exit("pre-OOM snapshot's RSS table: %r" % rss)
 if v["reason"] not in ("oom_kill", "cgroup_limit", "psi"):
     sys.exit("victim reason %r" % v["reason"])
 print(v["id"], v["profile"], v["file"] or "-", v["reason"])

@@ -206,6 +206,9 @@ static bool populate(central_t *c, unsigned cls, unsigned shard)
 	hs_stat_add(HS_STAT_small_span_bytes, (int64_t)hs_span_bytes(s));
 	hs_stat_add(HS_STAT_central_free_bytes,
 		    (int64_t)ci->objects * ci->size);
+	hs_stat_add(
+		HS_STAT_span_waste_bytes,
+		(int64_t)(hs_span_bytes(s) - (uint64_t)ci->objects * ci->size));
 	return true;
 }
 
@@ -273,7 +276,7 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 static void insert_spans(unsigned cls, void *head, int n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
-	int64_t free_delta = 0, span_delta = 0;
+	int64_t free_delta = 0, span_delta = 0, waste_delta = 0;
 	while (n > 0) {
 		central_t *c = NULL; /* the shard lock held */
 		void *rest = NULL;
@@ -300,6 +303,9 @@ static void insert_spans(unsigned cls, void *head, int n)
 				if (s->in_list)
 					unlink_span(c, s);
 				span_delta -= (int64_t)hs_span_bytes(s);
+				waste_delta -= (int64_t)(hs_span_bytes(s) -
+							 (uint64_t)ci->objects *
+								 ci->size);
 				free_delta -=
 					(int64_t)(ci->objects - 1) * ci->size;
 				__atomic_store_n(&s->size_class, 0,
@@ -318,6 +324,8 @@ static void insert_spans(unsigned cls, void *head, int n)
 	/* once per batch: the statistics' cache line is shared by all */
 	if (span_delta)
 		hs_stat_add(HS_STAT_small_span_bytes, span_delta);
+	if (waste_delta)
+		hs_stat_add(HS_STAT_span_waste_bytes, waste_delta);
 	if (free_delta)
 		hs_stat_add(HS_STAT_central_free_bytes, free_delta);
 }

@@ -20,9 +20,11 @@
  * take a transfer-cache batch, and its RSS went from 2.7 to 8 MB.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/assert.h"
+#include "base/stats.h"
 #include "core/central_freelist.h"
 #include "core/init.h"
 #include "core/span.h"
@@ -40,6 +42,8 @@ HS_TLS hs_thread_t hs_thread = {.tc = (hs_tcache_t *)&hs_tc_empty};
 _Static_assert(sizeof(hs_thread_t) <= 64, "keep the static TLS small");
 
 static hs_tcache_t *free_caches; /* under the metadata lock */
+static hs_tcache_t *all_caches;	 /* under the metadata lock */
+static uint64_t ncaches;	 /* on all_caches */
 
 /* A thread's first refill of a class takes at most this many bytes of
  * objects (at least one), later ones a whole batch.  A batch is ~64 KiB
@@ -78,13 +82,26 @@ static hs_tcache_t *cache_get(void)
 {
 	hs_meta_lock();
 	hs_tcache_t *tc = free_caches;
-	if (tc)
+	if (tc) {
 		free_caches = tc->next_free;
-	else
+		/* reused: refilled[] history; next_all stays (readers
+		 * outside walk it at any time), so it is not cleared */
+		memset(tc, 0, offsetof(hs_tcache_t, next_all));
+	} else {
 		tc = hs_meta_alloc_locked(sizeof(*tc));
+		if (tc) {
+			/* zeroed, lists empty: link it, then publish */
+			tc->next_all = all_caches;
+			all_caches = tc;
+			hs_stats_publish_tcache((uint64_t)(uintptr_t)tc,
+						++ncaches,
+						offsetof(hs_tcache_t, next_all),
+						offsetof(hs_tcache_t, lists),
+						sizeof(hs_tc_list_t),
+						offsetof(hs_tc_list_t, length));
+		}
+	}
 	hs_meta_unlock();
-	if (tc)
-		memset(tc, 0, sizeof(*tc)); /* reused: refilled[] history */
 	return tc;
 }
 

@@ -50,6 +50,9 @@ typedef struct hs_tcache {
 	uint32_t shard;			    /* central list shard (refills) */
 	struct hs_tcache *next_free;	    /* list of caches to reuse */
 	uint8_t refilled[HS_NUM_CLASSES];   /* HS_TC_REFILLED | _EVER_ */
+	struct hs_tcache *next_all; /* every cache ever made, for readers
+				     * outside the process (base/stats.h);
+				     * set once, kept across reuse */
 } hs_tcache_t;
 
 /* The calling thread's state in initial-exec TLS: one struct, so both

@@ -4,7 +4,8 @@
  *
  *   /processes   JSON: the followed processes
  *   /metrics     Prometheus text exposition; ?pid=N: that process's
- *                samples only (the scrape of one /targets group)
+ *                samples only (the scrape of one /targets group); with
+ *                where each process's RSS went (http_rss.c)
  *
  * Both read the shared state under the daemon lock.
  */
@@ -132,7 +133,8 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 	char *text = NULL, *end;
 	size_t len = 0;
 	bool *mine = NULL;
-	size_t i;
+	struct hs_rss_job *rss_jobs = NULL;
+	size_t i, rss_n = 0;
 	long only = 0; /* 0: every process and the daemon's counters */
 	FILE *f;
 
@@ -290,7 +292,15 @@ per_process:
 					f, "heapscope_process_live_samples", p,
 					"",
 					(double)hs_profile__live(p->ev.prof));
+	/* where each process's RSS went: read after the lock */
+	if (hs_http__rss_collect(d, mine, only, &rss_jobs, &rss_n)) {
+		free(mine);
+		mine = NULL; /* out of memory: answered as such below */
+	}
 	pthread_mutex_unlock(&d->lock);
+	if (mine)
+		hs_http__rss_metrics(f, rss_jobs, rss_n);
+	free(rss_jobs);
 	/* without mine the per-process series are missing: no answer */
 	if (fclose(f) || !mine) {
 		free(mine);

@@ -26,19 +26,37 @@
 #include "http.h"
 
 /*
- * The RSS table of the process whose allocator object is tg, as a JSON
- * value, malloc'd; NULL when there is none (serialized as null).
- * TODO(h18-rss): the RSS breakdown (issue 18 item 1, branch h18-rss)
- * reads the table; wire it here, the one call site:
- *   struct hs_rss_table t;  (profiles.h)
- *   if (hs_rss_table_read_target(tg, &t)) return NULL;
- *   open_memstream, hs_rss__write_json(f, &t) (export.h), fclose, return
- *   the text (drop its trailing newline).
+ * The RSS table (profiles/rss.c: where the process's RSS went) of the
+ * process whose allocator object is tg, as its JSON object
+ * (export/export_rss.c, as /debug/heapscope/rss answers), malloc'd; NULL
+ * when it cannot be read (a library without the statistics block, the
+ * process gone: serialized as null).  Thread-safe; no lock held.
  */
 static char *snapshot_rss_json(const struct hs_target *tg)
 {
-	(void)tg;
-	return NULL;
+	struct hs_rss_table t;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	if (hs_rss_table_read_target(tg, &t))
+		return NULL;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	err = hs_rss__write_json(f, &t);
+	if (fclose(f) || err) {
+		free(text);
+		return NULL;
+	}
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		text[--len] = '\0';
+	if (!len) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 /* Who may read pid's snapshots besides root: its uid, when the process

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * export.h - collector/export/: aggregated stacks out as bytes: folded
- * stacks, gzip'd pprof, a text top list (one render for every front-end,
+ * stacks, gzip'd pprof, a text top list, the RSS table as JSON and
+ * Prometheus text (export_rss.c) (one render for every front-end,
  * render.c), with the notes every profile carries, and written to a file
  * atomically (output.c).  Functions return 0 or -errno unless stated; none
  * is thread-safe unless stated.
@@ -90,6 +91,26 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
  * folded lines; total is the profile's total value. */
 int hs_text__write(FILE *f, const struct hs_folded_line *lines, size_t n,
 		   enum hs_value v);
+
+/* ------------------------------------------------------ "export_rss.c" */
+
+/* The RSS table (profiles/rss.c) as one JSON object and a newline:
+ * {"pid", "rss_bytes", "parts": {...}, "parts_sum_bytes",
+ *  "heap_in_use_estimate_bytes", "detail": {...}, ...}
+ * (docs/profiles.md names every field).  -EIO when f failed. */
+int hs_rss__write_json(FILE *f, const struct hs_rss_table *t);
+
+/* Prometheus families of the RSS table, one per index below
+ * HS_RSS_PROM_FAMILIES: heapscope_process_rss_bytes (the kernel's),
+ * heapscope_process_rss_part_bytes{part="..."} (the parts),
+ * heapscope_process_heap_in_use_estimate_bytes (the sampled estimate).
+ * hs_rss__prom_help writes family fam's HELP and TYPE lines;
+ * hs_rss__prom_samples its samples for t, each with the labels
+ * `labels` (already escaped, e.g. pid="1",comm="x"; "" for none). */
+#define HS_RSS_PROM_FAMILIES 3
+void hs_rss__prom_help(FILE *f, unsigned fam);
+void hs_rss__prom_samples(FILE *f, unsigned fam, const struct hs_rss_table *t,
+			  const char *labels);
 
 /* ---------------------------------------------------------- "render.c" */
 

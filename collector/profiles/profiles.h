@@ -5,7 +5,8 @@
  * aggregates per distinct stack (stack_table.c) into the heap profile; the
  * window of a recording keeps the allocs, lifetime and peak profiles
  * (window.c); fragmentation.c attributes the bytes of proxies' spans;
- * residency.c reads what the kernel did with each sample's pages.
+ * residency.c reads what the kernel did with each sample's pages; rss.c
+ * splits a process's RSS by where the allocator says it went.
  * Estimates follow DESIGN.md section 1: a sample of requested size r,
  * allocated size a and weight W stands for W/(r+1) objects and a*W/(r+1)
  * bytes.  Functions return 0 or -errno unless stated; none is thread-safe.
@@ -327,5 +328,73 @@ void hs_fragmentation__pprof(struct hs_pprof_meta *m);
 void hs_fragmentation__coverage(struct hs_profile *p, uint64_t *covered,
 				uint64_t *not_covered, double *covered_bytes,
 				double *not_covered_bytes);
+
+/* ------------------------------------------------------------- "rss.c" */
+
+/* The parts of a process's RSS (docs/profiles.md, "Where RSS went"), in
+ * the order of hs_rss_part_names. */
+enum hs_rss_part {
+	HS_RSS_HEAP_IN_USE,	    /* objects handed to the program */
+	HS_RSS_HEAP_FREE_COMMITTED, /* page heap, region cache, span tails */
+	HS_RSS_THREAD_CACHES,	    /* thread caches, central/transfer lists */
+	HS_RSS_ALLOCATOR_METADATA,  /* spans, pagemap, caches' own memory */
+	HS_RSS_SAMPLING_COST,	    /* sampled pages, registry, unwind cache */
+	HS_RSS_OTHER_ANONYMOUS,	    /* anonymous RSS not the allocator's */
+	HS_RSS_FILE_BACKED,	    /* file and shared-memory pages */
+	HS_RSS_NPARTS
+};
+extern const char *const hs_rss_part_names[HS_RSS_NPARTS];
+
+/* One process's RSS table.  Bytes. */
+struct hs_rss_table {
+	pid_t pid;
+	uint64_t rss_bytes;  /* smaps_rollup Rss */
+	uint64_t anon_bytes; /* smaps_rollup Anonymous */
+	uint64_t parts[HS_RSS_NPARTS];
+	uint64_t parts_sum;	     /* sum of parts */
+	uint64_t inuse_estimate;     /* the heap profile's estimate (sampled) */
+	uint64_t anon_outside_bytes; /* anonymous pages certainly not the
+				      * allocator's (stack, brk, other
+				      * files' copy-on-write pages) */
+	uint64_t unresident_bytes;   /* allocator figures above anonymous RSS
+				      * (committed, not resident), taken off
+				      * free, metadata, sampling cost */
+	/* the figures the parts are made of */
+	uint64_t thread_cache_bytes, central_free_bytes, pageheap_free_bytes,
+		region_cached_bytes, span_waste_bytes, large_bytes,
+		sampled_pages_bytes, registry_bytes, unwind_cache_bytes,
+		metadata_reserved_bytes, live_samples, thread_caches_walked;
+	bool consistent;       /* the counters came from two agreeing copies */
+	bool sampled_measured; /* sampling_cost's pages measured resident */
+};
+
+/*
+ * Compute t's parts from a statistics snapshot s and the kernel's
+ * figures (rss, anon: bytes); alloc_limit: the anonymous bytes the
+ * allocator could own (unnamed anonymous mappings and its object's own,
+ * from smaps), the most its parts may take.  sampled_resident: resident bytes
+ * of the pages of live samples that have a proxy (measured through pagemap), or
+ * -1 when unknown (the counter is used).  Pure; the formulas are
+ * docs/profiles.md's.
+ */
+struct hs_stats_snapshot;
+void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
+		     uint64_t anon, uint64_t alloc_limit,
+		     int64_t sampled_resident, struct hs_rss_table *t);
+
+/*
+ * Read the RSS table of process pid, whose allocator is the object that
+ * hs_target__find(pid, lib) finds (lib NULL: libheapscope): the
+ * statistics block through /proc/PID/mem, then /proc/PID/smaps_rollup.
+ * -ESRCH: no such process (or it exited while read); -ENOENT: it maps no
+ * libheapscope; -EPROTONOSUPPORT: its library has no statistics block
+ * (older than it); -EBADMSG: the block fails validation; -EACCES,
+ * -EPERM: not allowed to read it.  Thread-safe.
+ */
+int hs_rss_table_read(pid_t pid, const char *lib, struct hs_rss_table *t);
+/* The same for a target already found (the daemon's). */
+struct hs_target;
+int hs_rss_table_read_target(const struct hs_target *tg,
+			     struct hs_rss_table *t);
 
 #endif /* HS_PROFILES_H */
