@@ -167,5 +167,11 @@ void hs_http__rss_metrics(FILE *f, struct hs_rss_job *jobs, size_t n);
  * 404 unknown or not who's to read. */
 enum MHD_Result hs_http__oom(struct hs_daemon *d, struct MHD_Connection *c,
 			     const struct hs_http_peer *who, const char *url);
+/* The store's counters as Prometheus families (daemon-wide, in
+ * /metrics): heapscope_oom_snapshots_total{reason},
+ * heapscope_oom_kills_total, heapscope_oom_snapshots_kept,
+ * heapscope_oom_errors_total{kind="capture"|"dump"}.  Takes d->oom.lock
+ * (callers may hold d->lock). */
+void hs_http__oom_metrics(FILE *f, struct hs_daemon *d);
 
 #endif /* HS_HTTP_H */

@@ -12,7 +12,8 @@
  * dead by now, so it is decided at capture, oom_store.c).  A snapshot
  * another uid may not read is left out of the list and answers 404, as
  * one that was never kept: ids tell nothing about other users.
- * Errors: malformed ?pid= or ID -> 400, unknown -> 404.
+ * Errors: malformed ?pid= or ID -> 400, unknown -> 404.  The store's
+ * counters in /metrics: hs_http__oom_metrics.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -201,4 +202,36 @@ enum MHD_Result hs_http__oom(struct hs_daemon *d, struct MHD_Connection *c,
 		return hs_http__reply_error(d, c, MHD_HTTP_NOT_FOUND,
 					    "no such endpoint");
 	return profile(d, c, who, rest + 1);
+}
+
+void hs_http__oom_metrics(FILE *f, struct hs_daemon *d)
+{
+	struct hs_oom *o = &d->oom;
+
+	pthread_mutex_lock(&o->lock);
+	fputs("# HELP heapscope_oom_snapshots_total Pre-OOM snapshots "
+	      "taken, by reason.\n"
+	      "# TYPE heapscope_oom_snapshots_total counter\n",
+	      f);
+	for (int r = HS_OOM_CGROUP_LIMIT; r <= HS_OOM_KILL; r++)
+		fprintf(f,
+			"heapscope_oom_snapshots_total{reason=\"%s\"} %" PRIu64
+			"\n",
+			hs_oom_reason_name(r), o->taken_by[r]);
+	fprintf(f,
+		"# HELP heapscope_oom_kills_total OOM kills of followed "
+		"processes (oom/mark_victim).\n"
+		"# TYPE heapscope_oom_kills_total counter\n"
+		"heapscope_oom_kills_total %" PRIu64 "\n"
+		"# HELP heapscope_oom_snapshots_kept Pre-OOM snapshots kept "
+		"(at most --oom-keep).\n"
+		"# TYPE heapscope_oom_snapshots_kept gauge\n"
+		"heapscope_oom_snapshots_kept %zu\n"
+		"# HELP heapscope_oom_errors_total Snapshots that could not "
+		"be taken (capture) or written to --dump-dir (dump).\n"
+		"# TYPE heapscope_oom_errors_total counter\n"
+		"heapscope_oom_errors_total{kind=\"capture\"} %" PRIu64 "\n"
+		"heapscope_oom_errors_total{kind=\"dump\"} %" PRIu64 "\n",
+		o->kills, o->nsnaps, o->capture_errors, o->dump_errors);
+	pthread_mutex_unlock(&o->lock);
 }

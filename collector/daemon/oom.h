@@ -100,6 +100,7 @@ struct hs_oom {
 	size_t nsnaps, bytes;
 	uint64_t next_id;
 	uint64_t taken, evicted, kills, capture_errors, dump_errors;
+	uint64_t taken_by[HS_OOM_KILL + 1]; /* per enum hs_oom_reason */
 	/* the watch (pressure.c; its thread only, but `running`) */
 	pthread_t thread;
 	bool running;

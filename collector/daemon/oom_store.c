@@ -151,6 +151,7 @@ static void store(struct hs_daemon *d, struct hs_oom_snap *s)
 	pthread_mutex_lock(&o->lock);
 	s->id = ++o->next_id;
 	o->taken++;
+	o->taken_by[s->reason]++;
 	pthread_mutex_unlock(&o->lock);
 	/* the file before the store: HTTP readers see s complete */
 	dump(d, s);
