@@ -17,6 +17,7 @@
 #include "events.h"
 #include "export.h"
 #include "heapscope_event.h"
+#include "oom.h"
 #include "symbolize.h"
 #include "target.h"
 
@@ -123,6 +124,8 @@ struct hs_daemon {
 	uint64_t http_busy;
 	uint64_t dumps, dump_errors;
 	volatile sig_atomic_t *exiting;
+	/* pre-OOM capture: options, watch, snapshots (oom.h; own lock) */
+	struct hs_oom oom;
 };
 
 /* Consumes the events waiting in the ring buffer (the BPF side does not

@@ -23,6 +23,8 @@ static const char usage[] =
 	"                        [--token-file FILE] [--allow-remote]\n"
 	"                        [--provider auto|heapscope|otel_memory|ddheap]\n"
 	"                        [--no-copies] [--dump-dir DIR] [-v]\n"
+	"                        [--oom-threshold F] [--oom-cooldown S]\n"
+	"                        [--oom-keep N]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -60,7 +62,19 @@ static const char usage[] =
 	"                      default a container's own copy is found in\n"
 	"                      /proc/PID/maps and attached too)\n"
 	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
-	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
+	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically);\n"
+	"                      each pre-OOM snapshot to\n"
+	"                      DIR/oom-PID-STARTTIME-ID-REASON.pb.gz\n"
+	"  --oom-threshold F   snapshot a process whose memory cgroup (or\n"
+	"                      an ancestor) uses F of its limit or more\n"
+	"                      (0 < F <= 1, default 0.8; 0: no pressure\n"
+	"                      watch); under PSI memory pressure too, and\n"
+	"                      keep the OOM killer's victims' snapshots\n"
+	"  --oom-cooldown S    at most one snapshot per process per S\n"
+	"                      seconds (default 10), OOM kills aside\n"
+	"  --oom-keep N        snapshots kept, in memory and in --dump-dir\n"
+	"                      (default 16, at most 1024; the oldest that is\n"
+	"                      not a victim's goes first)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -79,6 +93,8 @@ static const char usage[] =
 	"  /targets                   Prometheus HTTP service discovery JSON\n"
 	"  /processes                 JSON list\n"
 	"  /metrics                   Prometheus text\n"
+	"  /debug/heapscope/oom       pre-OOM snapshots (JSON)\n"
+	"  /debug/heapscope/oom/ID.pb.gz  one of them (pprof)\n"
 	"\n"
 	"Examples:\n"
 	"  heapscope daemon\n"
@@ -201,6 +217,9 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		OPT_NOCOPIES,
 		OPT_PROVIDER,
 		OPT_TOKEN,
+		OPT_OOM_THRESHOLD, /* --oom-*: parsed by pressure.c */
+		OPT_OOM_COOLDOWN,
+		OPT_OOM_KEEP,
 	};
 	static const struct hs_cli_opt opts[] = {
 		{"lib", OPT_LIB, "the path of an object with the probes"},
@@ -212,6 +231,10 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		{"no-copies", OPT_NOCOPIES, NULL},
 		{"provider", OPT_PROVIDER,
 		 "auto, heapscope, otel_memory or ddheap"},
+		{"oom-threshold", OPT_OOM_THRESHOLD,
+		 "a fraction of the limit, 0 < F <= 1, or 0 for no watch"},
+		{"oom-cooldown", OPT_OOM_COOLDOWN, "seconds, 0..86400"},
+		{"oom-keep", OPT_OOM_KEEP, "a count, 1..1024"},
 		{"verbose", 'v', NULL},
 		{"help", 'h', NULL},
 		{NULL, 0, NULL},
@@ -220,6 +243,7 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 	bool tcp = false;
 	int c;
 
+	hs_oom__defaults(&d->oom);
 	optind = 1;
 	while ((c = hs_cli__next(cmd, argc, argv, opts)) != -1) {
 		switch (c) {
@@ -263,6 +287,22 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 					cmd, "--provider", optarg,
 					hs_cli__accepts(opts, OPT_PROVIDER));
 			break;
+		case OPT_OOM_THRESHOLD:
+		case OPT_OOM_COOLDOWN:
+		case OPT_OOM_KEEP: {
+			/* "--oom-threshold" etc.; pressure.c parses the value */
+			const char *flag = c == OPT_OOM_THRESHOLD ?
+						   "--oom-threshold" :
+					   c == OPT_OOM_COOLDOWN ?
+						   "--oom-cooldown" :
+						   "--oom-keep";
+
+			if (hs_oom__option(&d->oom, flag + 2, optarg))
+				return hs_cli__bad_value(
+					cmd, flag, optarg,
+					hs_cli__accepts(opts, c));
+			break;
+		}
 		case 'v':
 			d->verbose = true;
 			break;

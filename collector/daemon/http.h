@@ -4,12 +4,11 @@
  * connection admission (http_server.c), request checks and routing
  * (http.c), who may read what (http_access.c), and the endpoint handlers
  * (http_profiles.c, http_host.c, http_metrics.c, http_targets.c,
- * http_rss.c).
- * Handlers run in libmicrohttpd's connection threads, many at once: they
- * take d->lock only to read or count shared state, never while they
- * symbolize or encode.  Each returns what libmicrohttpd's access handler
- * returns: MHD_YES once a response is queued, MHD_NO to drop the
- * connection (no response could be made).
+ * http_rss.c, http_oom.c).  Handlers run in libmicrohttpd's connection
+ * threads, many at once: they take d->lock only to read or count shared
+ * state, never while they symbolize or encode.  Each returns what
+ * libmicrohttpd's access handler returns: MHD_YES once a response is
+ * queued, MHD_NO to drop the connection (no response could be made).
  */
 #ifndef HS_HTTP_H
 #define HS_HTTP_H
@@ -173,5 +172,19 @@ int hs_http__rss_collect(struct hs_daemon *d, const bool *mine, long only,
 /* Without the lock: read each job's RSS table and write the RSS
  * families (a process that cannot be read is left out). */
 void hs_http__rss_metrics(FILE *f, struct hs_rss_job *jobs, size_t n);
+
+/* http_oom.c: /debug/heapscope/oom (JSON list of the pre-OOM snapshots
+ * who may read; ?pid=N only that process's) and
+ * /debug/heapscope/oom/ID.pb.gz (one snapshot, gzip'd pprof); url is the
+ * request's path, which starts with /debug/heapscope/oom.  400 malformed,
+ * 404 unknown or not who's to read. */
+enum MHD_Result hs_http__oom(struct hs_daemon *d, struct MHD_Connection *c,
+			     const struct hs_http_peer *who, const char *url);
+/* The store's counters as Prometheus families (daemon-wide, in
+ * /metrics): heapscope_oom_snapshots_total{reason},
+ * heapscope_oom_kills_total, heapscope_oom_snapshots_kept,
+ * heapscope_oom_errors_total{kind="capture"|"dump"}.  Takes d->oom.lock
+ * (callers may hold d->lock). */
+void hs_http__oom_metrics(FILE *f, struct hs_daemon *d);
 
 #endif /* HS_HTTP_H */

@@ -249,6 +249,7 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 			(unsigned long long)hits, (unsigned long long)misses,
 			entries);
 	}
+	hs_http__oom_metrics(f, d); /* http_oom.c */
 per_process:
 	fputs("# HELP heapscope_process_lost_events_total Events lost per "
 	      "process: dropped by a full ring buffer, or seen missing "

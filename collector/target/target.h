@@ -3,7 +3,8 @@
  * target.h - collector/target/: the process and what the collector reads
  * of it from outside (no BPF): the object that carries the probes, its
  * USDT notes, its registry of live samples, its allocator's statistics
- * block, its /proc identity.  Attaching
+ * block, its /proc identity, its memory cgroup and how near its limit
+ * that is.  Attaching
  * the BPF programs is attach.h.  Functions return 0 or -errno unless
  * stated; none is thread-safe unless stated (the collector calls them
  * from one thread, or under the daemon's lock).
@@ -198,5 +199,42 @@ bool hs_proc__alive(pid_t pid);
  */
 void hs_proc__cgroup_ids(const char *cgroup, char id[HS_CONTAINER_ID_LEN + 1],
 			 char *unit, size_t unit_size);
+
+/* ----------------------------------------------------------- "memcg.c" */
+
+/* Where the memory cgroup hierarchies are mounted ("" if not). */
+struct hs_memcg_mounts {
+	char v1[PATH_MAX]; /* cgroup v1 with the memory controller */
+	char v2[PATH_MAX]; /* cgroup2 */
+};
+/* A process's memory cgroup, as the collector's mount namespace sees it. */
+struct hs_memcg {
+	int version;	    /* 1 or 2; 0: none found */
+	char path[256];	    /* in its hierarchy, e.g. "/hs-oom-123" */
+	char dir[PATH_MAX]; /* the directory: mount point + path */
+};
+
+/* Fill m from /proc/self/mountinfo (the first mount of each, at the
+ * hierarchy's root).  Thread-safe. */
+void hs_memcg__mounts(struct hs_memcg_mounts *m);
+/* The memory cgroup named by text, the contents of a /proc/PID/cgroup
+ * (modified: tokenized): the memory controller's v1 line if m has v1,
+ * else the unified "0::" line if m has v2.  0; -ENOENT none; -EBADMSG a
+ * path that is not absolute or holds ".."; -ENAMETOOLONG.  Thread-safe. */
+int hs_memcg__parse(const struct hs_memcg_mounts *m, char *text,
+		    struct hs_memcg *cg);
+/* hs_memcg__parse of /proc/PID/cgroup; -ESRCH no such process. */
+int hs_memcg__of(const struct hs_memcg_mounts *m, pid_t pid,
+		 struct hs_memcg *cg);
+/* Usage and limit of cg as the OOM killer sees them: over cg and each of
+ * its ancestors below the hierarchy's root, the one nearest its limit
+ * (largest usage / limit).  *limit 0: no limit anywhere above ("max", or
+ * >= 2^62); *usage then cg's own.  0 or -errno (cg's own files cannot be
+ * read: the cgroup is gone; -EBADMSG: not a number).  Thread-safe. */
+int hs_memcg__usage(const struct hs_memcg *cg, uint64_t *usage,
+		    uint64_t *limit);
+/* v2: memory.pressure's "some avg10" (percent, 0..100) of cg.  0 or
+ * -errno (-ENOTSUP: v1; -EBADMSG: unparsable). */
+int hs_memcg__pressure(const struct hs_memcg *cg, double *avg10);
 
 #endif /* HS_TARGET_H */
