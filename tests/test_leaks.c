@@ -109,8 +109,8 @@ static void test_fit_edges(void **state)
 /* Score = t * min(1, age / span); growing needs t >= 3 and age >= span/2. */
 static void test_score(void **state)
 {
-	struct hs_leak_fit f = {.points = 20, .span_s = 20, .slope = 1e6,
-				.t = 5};
+	struct hs_leak_fit f = {
+		.points = 20, .span_s = 20, .slope = 1e6, .t = 5};
 
 	(void)state;
 	near(hs_leak__score(&f, 40), 5, 1e-15);
@@ -153,7 +153,8 @@ static void test_sample_var(void **state)
 {
 	struct hs_sample small = mk(1, 99, 112, 2097152, 0x10, 1),
 			 mid = mk(2, 1048575, 1048576, 2097152, 0x10, 1),
-			 big = mk(3, 64 << 20, 64 << 20, (64 << 20) + 1, 0x10, 1),
+			 big = mk(3, 64 << 20, 64 << 20, (64 << 20) + 1, 0x10,
+				  1),
 			 compat = small;
 
 	(void)state;
@@ -322,8 +323,10 @@ static void test_bound_and_eviction(void **state)
 /* The JSON of one row: the fields the issue names, in order. */
 static void test_json(void **state)
 {
-	struct hs_leak_row r = {.stack = "main;a\"b", .inuse = 1048576,
-				.oldest_age_s = 12.5, .growing = true,
+	struct hs_leak_row r = {.stack = "main;a\"b",
+				.inuse = 1048576,
+				.oldest_age_s = 12.5,
+				.growing = true,
 				.fit = {.slope = 1310720, .points = 4}};
 	char *text = NULL;
 	size_t len = 0;
@@ -332,7 +335,8 @@ static void test_json(void **state)
 	(void)state;
 	assert_int_equal(hs_leaks__write_json(f, 42, 20, 1, &r, 1), 0);
 	fclose(f);
-	assert_non_null(strstr(text, "{\"pid\": 42, \"window_seconds\": 20.000"));
+	assert_non_null(
+		strstr(text, "{\"pid\": 42, \"window_seconds\": 20.000"));
 	assert_non_null(strstr(text, "{\"stack\": \"main;a\\\"b\", "
 				     "\"growth_bytes_per_second\": 1310720.0, "
 				     "\"inuse_bytes\": 1048576, "

@@ -3,7 +3,8 @@
  * main.c - `heapscope COMMAND ...`: the table of commands, which gives
  * `heapscope --help` its list (and man/help2roff.awk the NAME line of each
  * command's man page), --version, and the hand-over of the command line
- * to the command: record (record.c), daemon (daemon.c), rate (rate.c).
+ * to the command: record (record.c), daemon (daemon.c), rate (rate.c),
+ * leaks (leaks.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,11 @@ static int rate_cmd(int argc, char **argv)
 	return hs_rate_main(argc - 1, argv + 1);
 }
 
+static int leaks_cmd(int argc, char **argv)
+{
+	return hs_leaks_main(argc - 1, argv + 1);
+}
+
 static const struct command {
 	const char *name;
 	const char *summary; /* one line, lower case, no full stop */
@@ -32,6 +38,8 @@ static const struct command {
 	 "profile every process that uses the library, pprof over HTTP",
 	 daemon_cmd},
 	{"rate", "set a running process's sampling period (0: off)", rate_cmd},
+	{"leaks", "rank one process's allocation sites by heap growth (JSON)",
+	 leaks_cmd},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "daemon.h"
 #include "http.h"
 
@@ -22,7 +23,8 @@ static const char usage[] =
 	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT|unix:PATH]...\n"
 	"                        [--token-file FILE] [--allow-remote]\n"
 	"                        [--provider auto|heapscope|otel_memory|ddheap]\n"
-	"                        [--no-copies] [--dump-dir DIR] [-v]\n"
+	"                        [--no-copies] [--dump-dir DIR]\n"
+	"                        [--leak-interval SECONDS] [-v]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -61,6 +63,10 @@ static const char usage[] =
 	"                      /proc/PID/maps and attached too)\n"
 	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
 	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
+	"  --leak-interval S   seconds between two points of the leak trends\n"
+	"                      (0..3600, default 5; 0: none kept); each\n"
+	"                      process keeps 720 points of at most 64 stacks\n"
+	"                      (~410 KiB)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -68,6 +74,7 @@ static const char usage[] =
 	"  /debug/pprof/heap?pid=N[&format=folded|text]   live heap (pprof)\n"
 	"      (comm=NAME instead of pid=N: the one process named NAME)\n"
 	"  /debug/pprof/allocs?pid=N&seconds=S            allocs in a window\n"
+	"  /debug/heapscope/leaks?pid=N                   leak trends (JSON)\n"
 	"  /processes                                     JSON list\n"
 	"  /metrics                                       Prometheus text\n"
 	"\n"
@@ -191,6 +198,7 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		OPT_NOCOPIES,
 		OPT_PROVIDER,
 		OPT_TOKEN,
+		OPT_LEAK_INTERVAL,
 	};
 	static const struct hs_cli_opt opts[] = {
 		{"lib", OPT_LIB, "the path of an object with the probes"},
@@ -202,14 +210,17 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		{"no-copies", OPT_NOCOPIES, NULL},
 		{"provider", OPT_PROVIDER,
 		 "auto, heapscope, otel_memory or ddheap"},
+		{"leak-interval", OPT_LEAK_INTERVAL, "seconds, 0..3600"},
 		{"verbose", 'v', NULL},
 		{"help", 'h', NULL},
 		{NULL, 0, NULL},
 	};
 	const char *cmd = "daemon", *token_file = NULL;
 	bool tcp = false;
+	long secs;
 	int c;
 
+	d->leak_interval_ns = HS_LEAK_INTERVAL_S * HS_NS_PER_S;
 	optind = 1;
 	while ((c = hs_cli__next(cmd, argc, argv, opts)) != -1) {
 		switch (c) {
@@ -252,6 +263,14 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 				return hs_cli__bad_value(
 					cmd, "--provider", optarg,
 					hs_cli__accepts(opts, OPT_PROVIDER));
+			break;
+		case OPT_LEAK_INTERVAL:
+			if (hs_cli__parse_long(optarg, 0, 3600, &secs))
+				return hs_cli__bad_value(
+					cmd, "--leak-interval", optarg,
+					hs_cli__accepts(opts,
+							OPT_LEAK_INTERVAL));
+			d->leak_interval_ns = (uint64_t)secs * HS_NS_PER_S;
 			break;
 		case 'v':
 			d->verbose = true;

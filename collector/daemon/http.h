@@ -3,7 +3,7 @@
  * http.h - the daemon's HTTP server across its files: listeners and
  * connection admission (http_server.c), request checks and routing
  * (http.c), who may read what (http_access.c), and the endpoint handlers
- * (http_profiles.c, http_metrics.c).  Handlers run in libmicrohttpd's
+ * (http_profiles.c, http_metrics.c, http_targets.c, http_leaks.c).  Handlers run in libmicrohttpd's
  * connection threads, many at once: they take d->lock only to read or
  * count shared state, never while they symbolize or encode.  Each returns
  * what libmicrohttpd's access handler returns: MHD_YES once a response is
@@ -134,5 +134,12 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
  * cgroup, container_id, systemd_unit), of the processes who may read. */
 enum MHD_Result hs_http__targets(struct hs_daemon *d, struct MHD_Connection *c,
 				 const struct hs_http_peer *who);
+
+/* http_leaks.c: /debug/heapscope/leaks?pid=N, the leak trends of a
+ * followed process (export_leaks.c's JSON, most suspect first); 400
+ * malformed, 403 another user's, 404 unknown or not a heapscope process,
+ * 409 leak trends off (--leak-interval 0), 500. */
+enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
+			       const struct hs_http_peer *who);
 
 #endif /* HS_HTTP_H */

@@ -171,9 +171,8 @@ static double fin(double v)
 	return isfinite(v) ? v : 0;
 }
 
-int hs_leaks__write_json(FILE *f, pid_t pid, double window_s,
-			 double interval_s, const struct hs_leak_row *r,
-			 size_t n)
+int hs_leaks__write_json(FILE *f, pid_t pid, double window_s, double interval_s,
+			 const struct hs_leak_row *r, size_t n)
 {
 	fprintf(f,
 		"{\"pid\": %d, \"window_seconds\": %.3f, "

@@ -36,8 +36,8 @@ double hs_leak__sample_var(const struct hs_sample *s, int64_t period)
 	return per * per * wk * (k * exp(-k / (double)period) / p);
 }
 
-int hs_leak__fit(const double *t, const double *y, const double *var,
-		 size_t n, struct hs_leak_fit *f)
+int hs_leak__fit(const double *t, const double *y, const double *var, size_t n,
+		 struct hs_leak_fit *f)
 {
 	double tb = 0, yb = 0, sxx = 0, sxy = 0, ses = 0, rss = 0, a;
 
@@ -74,7 +74,9 @@ int hs_leak__fit(const double *t, const double *y, const double *var,
 	if (f->se > 0)
 		f->t = f->slope / f->se;
 	else
-		f->t = f->slope > 0 ? HS_LEAK_T_CAP : f->slope < 0 ? -HS_LEAK_T_CAP : 0;
+		f->t = f->slope > 0   ? HS_LEAK_T_CAP
+		       : f->slope < 0 ? -HS_LEAK_T_CAP
+				      : 0;
 	if (f->t > HS_LEAK_T_CAP)
 		f->t = HS_LEAK_T_CAP;
 	if (f->t < -HS_LEAK_T_CAP)

@@ -40,7 +40,8 @@ struct hs_leaks {
 };
 
 _Static_assert(sizeof(struct hs_leaks) + HS_LEAK_MAX_STACKS * 2 *
-				HS_LEAK_POINTS * sizeof(float) <=
+						 HS_LEAK_POINTS *
+						 sizeof(float) <=
 		       HS_LEAK_BYTES_MAX,
 	       "HS_LEAK_BYTES_MAX bounds a store");
 
@@ -62,6 +63,17 @@ void hs_leaks__free(struct hs_leaks *l)
 	free(l);
 }
 
+double hs_leaks__window_s(const struct hs_leaks *l)
+{
+	uint64_t n = l->npoints < HS_LEAK_POINTS ? l->npoints : HS_LEAK_POINTS;
+
+	if (n < 2)
+		return 0;
+	return (double)(l->times[(l->npoints - 1) % HS_LEAK_POINTS] -
+			l->times[(l->npoints - n) % HS_LEAK_POINTS]) /
+	       1e9;
+}
+
 size_t hs_leaks__bytes(const struct hs_leaks *l)
 {
 	return sizeof(*l) + l->n * 2 * HS_LEAK_POINTS * sizeof(float);
@@ -76,7 +88,7 @@ uint64_t hs_leaks__points(const struct hs_leaks *l)
  * entries (which keep their index). */
 struct live_extra {
 	double var;
-	uint64_t oldest_ns; /* smallest time_ns, 0 = none known */
+	uint64_t oldest_ns;	    /* smallest time_ns, 0 = none known */
 	double age_weight, age_sum; /* bytes, bytes * ns */
 };
 
@@ -230,7 +242,9 @@ static int cmp_inuse_desc(const void *a, const void *b)
 {
 	const struct hs_stack_agg *const *x = a, *const *y = b;
 
-	return (*x)->inuse < (*y)->inuse ? 1 : (*x)->inuse > (*y)->inuse ? -1 : 0;
+	return (*x)->inuse < (*y)->inuse   ? 1
+	       : (*x)->inuse > (*y)->inuse ? -1
+					   : 0;
 }
 
 /* Newcomers (stacks of the pass not tracked) into free slots, then in
@@ -389,8 +403,8 @@ int hs_leaks__copy(const struct hs_leaks *l, const struct hs_profile *live,
 		/* every series on the store's timeline: t from its first
 		 * point held (so series of one store can be summed) */
 		t0 = l->times[(l->npoints - (l->npoints < HS_LEAK_POINTS
-							  ? l->npoints
-							  : HS_LEAK_POINTS)) %
+						     ? l->npoints
+						     : HS_LEAK_POINTS)) %
 			      HS_LEAK_POINTS];
 		for (uint64_t k = 0; k < n; k++) {
 			uint64_t abs = (from + k) % HS_LEAK_POINTS;

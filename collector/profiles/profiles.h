@@ -403,6 +403,8 @@ int hs_leaks__tick(struct hs_leaks *l, const struct hs_profile *live,
 		   int64_t period, uint64_t now_ns);
 uint64_t hs_leaks__points(const struct hs_leaks *l); /* points ever taken */
 size_t hs_leaks__bytes(const struct hs_leaks *l);    /* memory held now */
+/* Seconds from the first point held to the last (0 with fewer than 2). */
+double hs_leaks__window_s(const struct hs_leaks *l);
 
 /* One tracked stack's series, copied out of a store. */
 struct hs_leak_series {

@@ -9,3 +9,17 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   add_test(NAME profiles_leaks_units COMMAND test_leaks)
   set_tests_properties(profiles_leaks_units PROPERTIES LABELS "profiles;unit")
 endif()
+
+add_executable(leak_target ${CMAKE_CURRENT_SOURCE_DIR}/programs/leak_target.c)
+target_compile_options(leak_target PRIVATE -O1 -g -fno-builtin-malloc
+  -fno-omit-frame-pointer -fno-optimize-sibling-calls)
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  foreach(mode record daemon)
+    add_test(NAME leaks_${mode}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_leaks.sh ${mode}
+        $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+        $<TARGET_FILE:leak_target>)
+    set_tests_properties(leaks_${mode} PROPERTIES
+      SKIP_RETURN_CODE 77 TIMEOUT 90 LABELS "e2e;root;bpf;leaks")
+  endforeach()
+endif()
