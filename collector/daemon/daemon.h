@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * daemon.h - `heapscope daemon`: the per-process table shared by the main
- * thread (ring buffer, sweeps: daemon.c; SIGHUP dumps: daemon_signals.c)
- * and libmicrohttpd's connection threads (http.c, http_profiles.c,
- * http_metrics.c).  Every field of struct hs_daemon and of every struct
+ * thread (ring buffer, sweeps: daemon.c; SIGHUP dumps: daemon_signals.c;
+ * leak-trend points: daemon_leaks.c) and libmicrohttpd's connection
+ * threads (http.c, http_profiles.c, http_metrics.c, http_leaks.c).  Every field of struct hs_daemon and of every struct
  * hs_proc is protected by hs_daemon.lock.
  */
 #ifndef HS_DAEMON_H
