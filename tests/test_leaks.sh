@@ -6,7 +6,9 @@
 #   test_leaks.sh record HEAPSCOPE LIB TARGET   heapscope leaks -d 20
 #   test_leaks.sh daemon HEAPSCOPE LIB TARGET   the daemon's
 #                 /debug/heapscope/leaks?pid=N 20 s after it started
-#                 (--leak-interval 1), and its 400 / 404 answers
+#                 (--leak-interval 1), and its 400 / 404 answers, 403
+#                 to another user over a unix socket
+#   (record also checks the one-line errors of a bad -d and a gone pid)
 # Both assert: leak_site ranks first and is growing, its growth within 4
 # of its reported standard errors of the true 1310720 B/s, its oldest live
 # object about the window old; stable_site and ring_site are not growing,
@@ -29,6 +31,7 @@ command -v python3 >/dev/null || skip "python3 missing (scripts/bootstrap.sh)"
 command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
 
 work=$(mktemp -d)
+chmod 755 "$work" # the unix socket's directory, for user nobody
 tpid="" dpid=""
 cleanup() {
 	[ -n "$tpid" ] && kill -9 "$tpid" 2>/dev/null
@@ -54,6 +57,20 @@ grep -q '^ready' "$work/target.out" || fail "target did not become ready"
 
 case $MODE in
 record)
+	# one-line errors: a bad duration (2), a pid that has exited (1)
+	"$HEAPSCOPE" leaks -p "$tpid" -d 0 >"$work/out" 2>"$work/bad.err"
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$work/bad.err")" = 2 ] && [ ! -s "$work/out" ] &&
+		grep -q "^heapscope leaks: invalid duration '0'" "$work/bad.err" ||
+		fail "-d 0: exit $rc, $(cat "$work/bad.err")"
+	sh -c 'exit 0' & gone=$!
+	wait $gone
+	"$HEAPSCOPE" leaks -p $gone -d 2 >"$work/out" 2>"$work/gone.err"
+	rc=$?
+	[ $rc = 1 ] && [ "$(wc -l <"$work/gone.err")" = 1 ] && [ ! -s "$work/out" ] &&
+		grep -q "^heapscope leaks: no process $gone" "$work/gone.err" ||
+		fail "vanished pid: exit $rc, $(cat "$work/gone.err")"
+	rm -f "$work/bad.err" "$work/gone.err"
 	"$HEAPSCOPE" leaks -p "$tpid" -d 20 >"$work/leaks.json" 2>"$work/leaks.err" ||
 		fail "heapscope leaks failed"
 	;;
@@ -61,7 +78,8 @@ daemon)
 	for _try in 1 2 3 4 5; do
 		PORT=$((10000 + RANDOM % 20000))
 		"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
-			--leak-interval 1 2>"$work/daemon.err" &
+			--listen "unix:$work/http.sock" --leak-interval 1 \
+			2>"$work/daemon.err" &
 		dpid=$!
 		for _ in $(seq 1 200); do
 			grep -q 'listening on' "$work/daemon.err" && break
@@ -81,6 +99,15 @@ daemon)
 	[ "$code" = 400 ] || fail "pid=abc: HTTP $code, want 400"
 	code=$(curl -s -o "$work/body" -w '%{http_code}' "$URL?pid=$$")
 	[ "$code" = 404 ] || fail "pid of the shell (no heapscope): HTTP $code, want 404"
+	# another user over the unix socket may not read root's target
+	if command -v setpriv >/dev/null; then
+		nobody=$(id -u nobody)
+		code=$(setpriv --reuid=$nobody --regid=$nobody --clear-groups \
+			curl -s -o /dev/null -w '%{http_code}' --unix-socket "$work/http.sock" \
+			"http://localhost/debug/heapscope/leaks?pid=$tpid")
+		[ "$code" = 403 ] || fail "nobody reads root's process: HTTP $code, want 403"
+		echo "ok:   403 for another user over the unix socket"
+	fi
 	sleep 20
 	code=$(curl -s -o "$work/leaks.json" -w '%{http_code}' "$URL?pid=$tpid")
 	[ "$code" = 200 ] || fail "leaks?pid=$tpid: HTTP $code: $(cat "$work/leaks.json")"
