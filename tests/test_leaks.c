@@ -281,7 +281,7 @@ static void test_three_sites(void **state)
 
 /* More stacks than HS_LEAK_MAX_STACKS: the store keeps its bound; a new
  * large stack takes the place of the least suspect small one once those
- * have points enough, and a growing one is kept. */
+ * have points enough; a growing one and one too new to judge are kept. */
 static void test_bound_and_eviction(void **state)
 {
 	struct hs_profile *live = hs_profile__new();
@@ -312,6 +312,28 @@ static void test_bound_and_eviction(void **state)
 	for (size_t i = 0; i < n; i++) {
 		big |= ss[i].stack[0] == 0x999;
 		grower |= ss[i].stack[0] == 0x100;
+	}
+	assert_true(big);
+	assert_true(grower);
+	hs_leak_series__free(ss, n);
+	/* 70 more stacks, each larger than any tracked: they take every
+	 * place but the growing one's and the 1 GiB newcomer's (too new) */
+	now += NS;
+	for (int i = 0; i < 70; i++) {
+		s = mk(seq++, 1 << 30, 1 << 30, (1u << 30) + 1,
+		       0x2000 + (uint64_t)i, now);
+		hs_profile__alloc(live, &s);
+	}
+	assert_int_equal(hs_leaks__point(l, live, P, now), 0);
+	assert_int_equal(hs_leaks__copy(l, live, now, &ss, &n), 0);
+	assert_int_equal(n, HS_LEAK_MAX_STACKS);
+	big = grower = false;
+	for (size_t i = 0; i < n; i++) {
+		big |= ss[i].stack[0] == 0x999;
+		grower |= ss[i].stack[0] == 0x100;
+		assert_true(ss[i].stack[0] == 0x100 ||
+			    ss[i].stack[0] == 0x999 ||
+			    ss[i].stack[0] >= 0x2000);
 	}
 	assert_true(big);
 	assert_true(grower);

@@ -13,7 +13,8 @@
  * a stack's ring is allocated when it starts to be tracked.  When a new
  * stack holds more than the least suspect tracked one (lowest score,
  * then least in use; stacks tracked for fewer than HS_LEAK_FIT_MIN_POINTS
- * points are kept), it takes that one's place: its history restarts.
+ * points and stacks scoring as a growing site can are kept), it takes
+ * that one's place: its history restarts.
  * A point costs one pass over the live set.  Not thread-safe.
  */
 #include <errno.h>
@@ -227,8 +228,11 @@ static long victim(const struct hs_leaks *l, const double *now_inuse,
 	for (size_t i = 0; i < l->n; i++) {
 		const struct leak_stack *s = &l->stacks[i];
 
+		/* too new to judge, holding as much, or growing (a growing
+		 * site scores at least HS_LEAK_T_MIN * HS_LEAK_AGE_MIN) */
 		if (l->npoints - s->first < HS_LEAK_FIT_MIN_POINTS ||
-		    now_inuse[i] >= inuse)
+		    now_inuse[i] >= inuse ||
+		    s->score >= HS_LEAK_T_MIN * HS_LEAK_AGE_MIN)
 			continue;
 		if (best < 0 || s->score < l->stacks[best].score ||
 		    (s->score == l->stacks[best].score &&
@@ -297,14 +301,16 @@ int hs_leaks__point(struct hs_leaks *l, const struct hs_profile *live,
 {
 	struct pass ps = {.period = period, .now_ns = now_ns};
 	double now_inuse[HS_LEAK_MAX_STACKS] = {0}, floor;
-	/* fit buffers: one stack at a time */
-	static __thread double t[HS_LEAK_POINTS], y[HS_LEAK_POINTS],
-		v[HS_LEAK_POINTS];
 	uint64_t slot;
-	int err = pass_run(&ps, live);
+	/* fit buffers, one stack at a time: t, y, v */
+	double *fb = malloc(3 * HS_LEAK_POINTS * sizeof(*fb)), *t, *y, *v;
+	int err = fb ? pass_run(&ps, live) : -ENOMEM;
 
 	if (err)
 		goto out;
+	t = fb;
+	y = fb + HS_LEAK_POINTS;
+	v = fb + 2 * HS_LEAK_POINTS;
 	for (size_t i = 0; i < l->n; i++) {
 		const struct hs_stack_agg *a = hs_stack_table__find(
 			&ps.t, l->stacks[i].stack, l->stacks[i].depth);
@@ -344,6 +350,7 @@ int hs_leaks__point(struct hs_leaks *l, const struct hs_profile *live,
 				    : 0);
 	}
 out:
+	free(fb);
 	pass_free(&ps);
 	return err;
 }
