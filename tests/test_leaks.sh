@@ -77,6 +77,7 @@ record)
 daemon)
 	for _try in 1 2 3 4 5; do
 		PORT=$((10000 + RANDOM % 20000))
+		: >"$work/daemon.err" # not the last try's "listening on"
 		"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
 			--listen "unix:$work/http.sock" --leak-interval 1 \
 			2>"$work/daemon.err" &
