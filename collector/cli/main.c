@@ -75,7 +75,8 @@ int main(int argc, char **argv)
 	const char *cmd = argc >= 2 ? argv[1] : NULL;
 
 	if (!cmd) {
-		hs_cli__usage_error(NULL, "no command (record, daemon or rate)");
+		hs_cli__usage_error(NULL,
+				    "no command (record, daemon, rate or leaks)");
 		return 2;
 	}
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
@@ -101,7 +102,9 @@ int main(int argc, char **argv)
 	for (char *s = q; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
-	hs_cli__usage_error(NULL, "unknown command '%s' (record, daemon or rate)",
+	hs_cli__usage_error(NULL,
+			    "unknown command '%s' (record, daemon, rate or "
+			    "leaks)",
 			    q);
 	return 2;
 }
