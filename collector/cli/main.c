@@ -4,7 +4,7 @@
  * `heapscope --help` its list (and man/help2roff.awk the NAME line of each
  * command's man page), --version, and the hand-over of the command line
  * to the command: record (record.c), daemon (daemon.c), rate (rate.c),
- * rss (rss.c).
+ * rss (rss.c), leaks (leaks.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +28,11 @@ static int rss_cmd(int argc, char **argv)
 	return hs_rss_main(argc - 1, argv + 1);
 }
 
+static int leaks_cmd(int argc, char **argv)
+{
+	return hs_leaks_main(argc - 1, argv + 1);
+}
+
 static const struct command {
 	const char *name;
 	const char *summary; /* one line, lower case, no full stop */
@@ -39,6 +44,8 @@ static const struct command {
 	 daemon_cmd},
 	{"rate", "set a running process's sampling period (0: off)", rate_cmd},
 	{"rss", "where a running process's resident memory went", rss_cmd},
+	{"leaks", "rank one process's allocation sites by heap growth (JSON)",
+	 leaks_cmd},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -74,7 +81,8 @@ int main(int argc, char **argv)
 	const char *cmd = argc >= 2 ? argv[1] : NULL;
 
 	if (!cmd) {
-		hs_cli__usage_error(NULL, "no command (record, daemon, rate or rss)");
+		hs_cli__usage_error(
+			NULL, "no command (record, daemon, rate, rss or leaks)");
 		return 2;
 	}
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
@@ -100,7 +108,9 @@ int main(int argc, char **argv)
 	for (char *s = q; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
-	hs_cli__usage_error(NULL, "unknown command '%s' (record, daemon, rate or rss)",
+	hs_cli__usage_error(NULL,
+			    "unknown command '%s' (record, daemon, rate, rss "
+			    "or leaks)",
 			    q);
 	return 2;
 }

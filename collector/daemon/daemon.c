@@ -303,6 +303,7 @@ int hs_daemon_main(int argc, char **argv)
 			hs_daemon__scan(&d);
 			last_scan = hs_mono_ns();
 		}
+		hs_daemon__leak_points(&d);
 		if (hs_daemon__dump_requested()) {
 			hs_lost__read(bpf_map__fd(skel->maps.lost), d.lost);
 			hs_daemon__dump_all(&d);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "daemon.h"
 #include "http.h"
 
@@ -24,7 +25,7 @@ static const char usage[] =
 	"                        [--provider auto|heapscope|otel_memory|ddheap]\n"
 	"                        [--no-copies] [--dump-dir DIR] [-v]\n"
 	"                        [--oom-threshold F] [--oom-cooldown S]\n"
-	"                        [--oom-keep N]\n"
+	"                        [--oom-keep N] [--leak-interval SECONDS]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -75,6 +76,10 @@ static const char usage[] =
 	"  --oom-keep N        snapshots kept, in memory and in --dump-dir\n"
 	"                      (default 16, at most 1024; the oldest that is\n"
 	"                      not a victim's goes first)\n"
+	"  --leak-interval S   seconds between two points of the leak trends\n"
+	"                      (0..3600, default 5; 0: none kept); each\n"
+	"                      process keeps 720 points of at most 64 stacks\n"
+	"                      (~410 KiB)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -90,11 +95,13 @@ static const char usage[] =
 	"  /debug/pprof/allocs[?pid=N]  allocations since first followed\n"
 	"      (&seconds=S, heap and allocs: the difference over S seconds;\n"
 	"      allocs?pid=N&window=S: only the allocations of the next S s)\n"
+	"  /debug/heapscope/rss?pid=N    where the process's RSS went (JSON)\n"
+	"  /debug/heapscope/leaks?pid=N  leak trends (JSON)\n"
+	"  /debug/heapscope/oom       pre-OOM snapshots (JSON)\n"
+	"  /debug/heapscope/oom/ID.pb.gz  one of them (pprof)\n"
 	"  /targets                   Prometheus HTTP service discovery JSON\n"
 	"  /processes                 JSON list\n"
 	"  /metrics                   Prometheus text\n"
-	"  /debug/heapscope/oom       pre-OOM snapshots (JSON)\n"
-	"  /debug/heapscope/oom/ID.pb.gz  one of them (pprof)\n"
 	"\n"
 	"Examples:\n"
 	"  heapscope daemon\n"
@@ -220,6 +227,7 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		OPT_OOM_THRESHOLD, /* --oom-*: parsed by pressure.c */
 		OPT_OOM_COOLDOWN,
 		OPT_OOM_KEEP,
+		OPT_LEAK_INTERVAL,
 	};
 	static const struct hs_cli_opt opts[] = {
 		{"lib", OPT_LIB, "the path of an object with the probes"},
@@ -235,15 +243,18 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		 "a fraction of the limit, 0 < F <= 1, or 0 for no watch"},
 		{"oom-cooldown", OPT_OOM_COOLDOWN, "seconds, 0..86400"},
 		{"oom-keep", OPT_OOM_KEEP, "a count, 1..1024"},
+		{"leak-interval", OPT_LEAK_INTERVAL, "seconds, 0..3600"},
 		{"verbose", 'v', NULL},
 		{"help", 'h', NULL},
 		{NULL, 0, NULL},
 	};
 	const char *cmd = "daemon", *token_file = NULL;
 	bool tcp = false;
+	long secs;
 	int c;
 
 	hs_oom__defaults(&d->oom);
+	d->leak_interval_ns = HS_LEAK_INTERVAL_S * HS_NS_PER_S;
 	optind = 1;
 	while ((c = hs_cli__next(cmd, argc, argv, opts)) != -1) {
 		switch (c) {
@@ -303,6 +314,14 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 					hs_cli__accepts(opts, c));
 			break;
 		}
+		case OPT_LEAK_INTERVAL:
+			if (hs_cli__parse_long(optarg, 0, 3600, &secs))
+				return hs_cli__bad_value(
+					cmd, "--leak-interval", optarg,
+					hs_cli__accepts(opts,
+							OPT_LEAK_INTERVAL));
+			d->leak_interval_ns = (uint64_t)secs * HS_NS_PER_S;
+			break;
 		case 'v':
 			d->verbose = true;
 			break;

@@ -4,9 +4,9 @@
  * connection admission (http_server.c), request checks and routing
  * (http.c), who may read what (http_access.c), and the endpoint handlers
  * (http_profiles.c, http_host.c, http_metrics.c, http_targets.c,
- * http_rss.c, http_oom.c).  Handlers run in libmicrohttpd's connection
- * threads, many at once: they take d->lock only to read or count shared
- * state, never while they symbolize or encode.  Each returns what
+ * http_rss.c, http_oom.c, http_leaks.c).  Handlers run in libmicrohttpd's
+ * connection threads, many at once: they take d->lock only to read or
+ * count shared state, never while they symbolize or encode.  Each returns what
  * libmicrohttpd's access handler returns: MHD_YES once a response is
  * queued, MHD_NO to drop the connection (no response could be made).
  */
@@ -186,5 +186,12 @@ enum MHD_Result hs_http__oom(struct hs_daemon *d, struct MHD_Connection *c,
  * heapscope_oom_errors_total{kind="capture"|"dump"}.  Takes d->oom.lock
  * (callers may hold d->lock). */
 void hs_http__oom_metrics(FILE *f, struct hs_daemon *d);
+
+/* http_leaks.c: /debug/heapscope/leaks?pid=N, the leak trends of a
+ * followed process (export_leaks.c's JSON, most suspect first); 400
+ * malformed, 403 another user's, 404 unknown or not a heapscope process,
+ * 409 leak trends off (--leak-interval 0), 500. */
+enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
+			       const struct hs_http_peer *who);
 
 #endif /* HS_HTTP_H */

@@ -4,7 +4,7 @@
  * stacks, gzip'd pprof, a text top list, the RSS table as JSON and
  * Prometheus text (export_rss.c) (one render for every front-end,
  * render.c), with the notes every profile carries, and written to a file
- * atomically (output.c).  Functions return 0 or -errno unless stated; none
+ * atomically (output.c); the leak-trend view as JSON (export_leaks.c).  Functions return 0 or -errno unless stated; none
  * is thread-safe unless stated.
  */
 #ifndef HS_EXPORT_H
@@ -43,6 +43,12 @@ int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
 /* Write to path atomically (hs_write_file_atomic); NULL or "-": stdout. */
 int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
 			  size_t n);
+/* The folded text of one stack[0..depth) (innermost first): frames
+ * outermost first joined by ';', ';' and newlines in names as '_',
+ * "[unknown]" for unnamed frames, "[no stack]" for depth 0.  malloc'd;
+ * NULL on ENOMEM. */
+char *hs_folded__stack_text(const uint64_t *stack, uint32_t depth,
+			    hs_symbolize_fn sym, void *ctx);
 /* Free n lines from hs_folded__build (NULL is a no-op). */
 void hs_folded__free(struct hs_folded_line *lines, size_t n);
 
@@ -112,6 +118,34 @@ int hs_pprof__end(struct hs_pprof *x, uint8_t **out, size_t *len);
 int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 		    struct hs_syms *syms, const struct hs_pprof_meta *m,
 		    uint8_t **out, size_t *len);
+
+/* ----------------------------------------------------- "export_leaks.c" */
+
+/* One site of the leak-trend view. */
+struct hs_leak_row {
+	char *stack; /* folded text, "root;...;leaf" */
+	struct hs_leak_fit fit;
+	double inuse;	     /* bytes in use now (estimate) */
+	double oldest_age_s; /* of its live samples */
+	double mean_age_s;
+	uint64_t samples; /* live samples */
+	double score;	  /* hs_leak__score */
+	bool growing;	  /* hs_leak__growing */
+};
+
+/* Symbolize the n series (sym may be NULL: "[unknown]"), sum those with
+ * the same folded text, fit, score and rank them most suspect first
+ * (growing sites by growth, then by score, then by bytes in use).  *rows
+ * malloc'd (never NULL on success): 0 or -ENOMEM. */
+int hs_leaks__report(const struct hs_leak_series *s, size_t n,
+		     hs_symbolize_fn sym, void *sym_ctx,
+		     struct hs_leak_row **rows, size_t *nrows);
+void hs_leak_rows__free(struct hs_leak_row *r, size_t n);
+/* The view as JSON (the layout at the top of export_leaks.c; bytes,
+ * bytes/s, seconds): 0 or -EIO. */
+int hs_leaks__write_json(FILE *f, pid_t pid, double window_s,
+			 double interval_s, const struct hs_leak_row *r,
+			 size_t n);
 
 /* ----------------------------------------------------- "export_text.c" */
 
