@@ -15,23 +15,6 @@
 
 #include "http.h"
 
-/* JSON string body (escaped) of s. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 enum MHD_Result hs_http__processes(struct hs_daemon *d,
 				   struct MHD_Connection *c,
 				   const struct hs_http_peer *who)
@@ -62,19 +45,20 @@ enum MHD_Result hs_http__processes(struct hs_daemon *d,
 				"%s\n {\"pid\": %d, \"nspid\": %d, "
 				"\"comm\": ",
 				first ? "" : ",", p->pid, p->info.nspid);
-			json_str(f, p->info.comm);
+			hs_json__str(f, p->info.comm);
 			fputs(", \"binary\": ", f);
-			json_str(f, p->info.binary);
+			hs_json__str(f, p->info.binary);
 			fputs(", \"library\": ", f);
-			json_str(f, p->t.path);
+			hs_json__str(f, p->t.path);
 			/* whose probes: heapscope, otel_memory, ddheap */
 			fputs(", \"provider\": ", f);
-			json_str(f, hs_provider_name(
-					    p->t.provider == HS_PROVIDER_AUTO
-						    ? HS_PROVIDER_HEAPSCOPE
-						    : p->t.provider));
+			hs_json__str(f,
+				     hs_provider_name(
+					     p->t.provider == HS_PROVIDER_AUTO
+						     ? HS_PROVIDER_HEAPSCOPE
+						     : p->t.provider));
 			fputs(", \"cgroup\": ", f);
-			json_str(f, p->info.cgroup);
+			hs_json__str(f, p->info.cgroup);
 			fprintf(f,
 				", \"start_time\": %llu, \"samples\": %zu, "
 				"\"estimated_heap_bytes\": %.0f, "

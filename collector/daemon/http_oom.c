@@ -25,23 +25,6 @@
 
 #define OOM_PATH "/debug/heapscope/oom"
 
-/* JSON string (escaped) of s. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static bool may_see(const struct hs_http_peer *who, const struct hs_oom_snap *s)
 {
 	return who->all || (s->owner_known && s->owner == who->uid);
@@ -81,15 +64,15 @@ static void snap_json(FILE *f, const struct hs_oom_snap *s)
 {
 	fprintf(f, "{\"id\": %" PRIu64 ", \"pid\": %d, \"comm\": ", s->id,
 		s->pid);
-	json_str(f, s->comm);
+	hs_json__str(f, s->comm);
 	fputs(", \"time\": ", f);
 	rfc3339(f, s->time_ns);
 	fprintf(f,
 		", \"time_unix_nano\": %" PRIu64 ", \"reason\": ", s->time_ns);
-	json_str(f, hs_oom_reason_name(s->reason));
+	hs_json__str(f, hs_oom_reason_name(s->reason));
 	fprintf(f,
 		", \"victim\": %s, \"cgroup\": ", s->victim ? "true" : "false");
-	json_str(f, s->cg.version ? s->cg.path : "");
+	hs_json__str(f, s->cg.version ? s->cg.path : "");
 	fprintf(f,
 		", \"cgroup_version\": %d, \"usage_bytes\": %" PRIu64
 		", \"limit_bytes\": %" PRIu64 ", \"heap_inuse_bytes\": %.0f"
@@ -100,7 +83,7 @@ static void snap_json(FILE *f, const struct hs_oom_snap *s)
 		s->residency ? "true" : "false", (double)s->capture_ns / 1e6,
 		s->id, s->len);
 	if (s->file[0])
-		json_str(f, s->file);
+		hs_json__str(f, s->file);
 	else
 		fputs("null", f);
 	fprintf(f, ", \"rss\": %s}", s->rss_json ? s->rss_json : "null");

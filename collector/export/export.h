@@ -4,8 +4,9 @@
  * stacks, gzip'd pprof, a text top list, the RSS table as JSON and
  * Prometheus text (export_rss.c) (one render for every front-end,
  * render.c), with the notes every profile carries, and written to a file
- * atomically (output.c); the leak-trend view as JSON (export_leaks.c).  Functions return 0 or -errno unless stated; none
- * is thread-safe unless stated.
+ * atomically (output.c); the leak-trend view as JSON (export_leaks.c);
+ * JSON strings (json.c).  Functions return 0 or -errno unless stated;
+ * none is thread-safe unless stated.
  */
 #ifndef HS_EXPORT_H
 #define HS_EXPORT_H
@@ -244,6 +245,13 @@ struct hs_report_stats {
  * lines of HS_REPORT_NOTE_LEN bytes; returns how many. */
 int hs_report__comments(char out[][HS_REPORT_NOTE_LEN], size_t max,
 			const struct hs_report_stats *st);
+
+/* ------------------------------------------------------------ "json.c" */
+
+/* Write str (NUL-terminated, any bytes) to f as a JSON string, quotes
+ * included: '"', '\\' and control bytes escaped, each byte that does not
+ * start well-formed UTF-8 as \ufffd.  Thread-safe (stdio's own lock). */
+void hs_json__str(FILE *f, const char *str);
 
 /* ---------------------------------------------------------- "output.c" */
 

@@ -148,23 +148,6 @@ void hs_leak_rows__free(struct hs_leak_row *r, size_t n)
 	free(r);
 }
 
-/* A JSON string of s (", \ and control characters escaped). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* A finite number (JSON has no NaN or infinity). */
 static double fin(double v)
 {
@@ -180,7 +163,7 @@ int hs_leaks__write_json(FILE *f, pid_t pid, double window_s, double interval_s,
 		(int)pid, fin(window_s), fin(interval_s));
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n  {\"stack\": " : "\n  {\"stack\": ", f);
-		json_str(f, r[i].stack);
+		hs_json__str(f, r[i].stack);
 		fprintf(f,
 			", \"growth_bytes_per_second\": %.1f, "
 			"\"inuse_bytes\": %.0f, "
