@@ -2,7 +2,8 @@
 /*
  * allocator/core/central_freelist.h - central free lists: per size class and
  * per shard, the spans of that class and shard that still have free
- * objects, behind one mutex each.  Thread caches move objects in and out
+ * objects, behind one short spinlock each (core/spinlock.h; the page heap
+ * is never called with it held).  Thread caches move objects in and out
  * in batches.
  *
  * Shards keep threads that run at the same time off each other's spans:
@@ -25,6 +26,10 @@
  * threads, lowest index on ties); hs_central_shard_put when it exits. */
 unsigned hs_central_shard_get(void);
 void hs_central_shard_put(unsigned shard);
+/* Shards in use (fixed once first computed; core/central_shard.c). */
+unsigned hs_central_nshards(void);
+/* fork child: every shard's thread count back to 0. */
+void hs_central_shard_reinit(void);
 
 /*
  * Takes up to n objects of class cls from shard `shard`; they come back
