@@ -155,6 +155,47 @@ static hs_span_t *new_span(unsigned cls, unsigned shard)
 	return s;
 }
 
+/* Moves up to `want` objects of span s onto the front of *chain (*last:
+ * the chain's tail, set if the chain was empty), from its free list first,
+ * then carved in address order; one update of the span's counters per
+ * call, not per object.  Returns how many.  Caller holds the class lock. */
+static int take_objects(hs_span_t *s, size_t size, int want, void **chain,
+			void **last)
+{
+	int got = 0;
+	if (s->freelist) {
+		/* the first objects of the free list, already linked */
+		void *first = s->freelist, *end = first;
+		got = 1;
+		while (got < want && *(void **)end) {
+			end = *(void **)end;
+			got++;
+		}
+		s->freelist = *(void **)end;
+		*(void **)end = *chain;
+		if (!*last)
+			*last = end;
+		*chain = first;
+	}
+	uint32_t m = (uint32_t)(want - got);
+	if (m > s->carve_left)
+		m = s->carve_left;
+	if (m) {
+		char *first = s->carve, *end = first + (size_t)(m - 1) * size;
+		for (char *o = first; o < end; o += size)
+			*(void **)o = o + size;
+		*(void **)end = *chain;
+		if (!*last)
+			*last = end;
+		*chain = first;
+		s->carve = end + size;
+		s->carve_left -= m;
+		got += (int)m;
+	}
+	s->allocated += (uint32_t)got;
+	return got;
+}
+
 int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			    void **tail, int n)
 {
@@ -186,25 +227,7 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 				break;
 			link_span(c, s);
 		}
-		while (got < n) {
-			void *obj;
-			if (s->freelist) {
-				obj = s->freelist;
-				s->freelist = *(void **)obj;
-			} else if (s->carve_left) {
-				obj = s->carve;
-				s->carve += size;
-				s->carve_left--;
-			} else {
-				break;
-			}
-			*(void **)obj = chain;
-			chain = obj;
-			if (!last)
-				last = obj;
-			s->allocated++;
-			got++;
-		}
+		got += take_objects(s, size, n - got, &chain, &last);
 		if (!s->freelist && !s->carve_left)
 			unlink_span(c, s);
 	}
@@ -215,11 +238,51 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	return got;
 }
 
+/* What insert_spans gives back to one span: a run of objects of the same
+ * span, next to each other in the chain. */
+typedef struct span_run {
+	hs_span_t *span;
+	void *head, *tail;
+	uint32_t n;
+} span_run_t;
+
+/* Puts run r back on its span (caller holds the span's class lock c):
+ * one span update per run.  A span with no object left out goes on
+ * *empty, for the page heap once the lock is released. */
+static void give_run(central_t *c, const hs_class_info_t *ci, span_run_t *r,
+		     hs_span_t **empty, int64_t *free_delta,
+		     int64_t *span_delta)
+{
+	hs_span_t *s = r->span;
+	if (!r->n)
+		return;
+	*(void **)r->tail = s->freelist;
+	s->freelist = r->head;
+	s->allocated -= r->n;
+	if (s->allocated == 0) {
+		if (s->in_list)
+			unlink_span(c, s);
+		*span_delta -= (int64_t)hs_span_bytes(s);
+		*free_delta -= (int64_t)(ci->objects - r->n) * ci->size;
+		__atomic_store_n(&s->size_class, 0, __ATOMIC_RELAXED);
+		s->next = *empty;
+		*empty = s;
+	} else {
+		*free_delta += (int64_t)r->n * ci->size;
+		if (!s->in_list)
+			link_span(c, s);
+	}
+	r->n = 0;
+	r->head = r->tail = NULL;
+}
+
 /* Gives n objects back to their spans, each under its span's shard lock:
  * the objects of the first object's shard in one pass under that lock,
  * the others set aside for the next pass (objects of k shards: k lock
- * acquisitions, not one per change of shard along the chain).  Spans
- * emptied go to the page heap after the lock is released. */
+ * acquisitions, not one per change of shard along the chain).  Objects
+ * next to each other in the chain and in one span (a tree freed in the
+ * order it was built) cost one pagemap lookup and one span update per
+ * run, not per object (xmllint: callgrind, below in bench/README.md). */
 static void insert_spans(unsigned cls, void *head, int n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
@@ -229,40 +292,41 @@ static void insert_spans(unsigned cls, void *head, int n)
 		central_t *c = NULL; /* the shard lock held */
 		void *rest = NULL;
 		int nrest = 0;
+		span_run_t r = {0};
+		bool other = false; /* r.span is of another shard */
 		for (int i = 0; i < n; i++) {
 			void *obj = head;
 			head = *(void **)obj;
-			hs_span_t *s = hs_pagemap_lookup(obj);
-			/* a span's shard is fixed while it has objects out */
-			central_t *sc = &centrals[s->shard][cls];
-			if (!c) {
-				c = sc;
-				hs_spin_lock(&c->lock);
-			} else if (sc != c) {
+			uintptr_t pg = (uintptr_t)obj >> HS_PAGE_SHIFT;
+			hs_span_t *s = r.span;
+			/* a span's start, length and shard are fixed while
+			 * it has objects out */
+			if (!s || pg - s->start >= s->npages) {
+				if (c)
+					give_run(c, ci, &r, &empty, &free_delta,
+						 &span_delta);
+				s = hs_pagemap_get(pg);
+				central_t *sc = &centrals[s->shard][cls];
+				if (!c) {
+					c = sc;
+					hs_spin_lock(&c->lock);
+				}
+				r.span = s;
+				other = sc != c;
+			}
+			if (other) {
 				*(void **)obj = rest;
 				rest = obj;
 				nrest++;
 				continue;
 			}
-			*(void **)obj = s->freelist;
-			s->freelist = obj;
-			s->allocated--;
-			if (s->allocated == 0) {
-				if (s->in_list)
-					unlink_span(c, s);
-				span_delta -= (int64_t)hs_span_bytes(s);
-				free_delta -=
-					(int64_t)(ci->objects - 1) * ci->size;
-				__atomic_store_n(&s->size_class, 0,
-						 __ATOMIC_RELAXED);
-				s->next = empty;
-				empty = s;
-				continue;
-			}
-			free_delta += (int64_t)ci->size;
-			if (!s->in_list)
-				link_span(c, s);
+			*(void **)obj = r.head;
+			r.head = obj;
+			if (!r.tail)
+				r.tail = obj;
+			r.n++;
 		}
+		give_run(c, ci, &r, &empty, &free_delta, &span_delta);
 		hs_spin_unlock(&c->lock);
 		head = rest;
 		n = nrest;
