@@ -238,51 +238,40 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	return got;
 }
 
-/* What insert_spans gives back to one span: a run of objects of the same
- * span, next to each other in the chain. */
-typedef struct span_run {
-	hs_span_t *span;
-	void *head, *tail;
-	uint32_t n;
-} span_run_t;
-
-/* Puts run r back on its span (caller holds the span's class lock c):
- * one span update per run.  A span with no object left out goes on
- * *empty, for the page heap once the lock is released. */
-static void give_run(central_t *c, const hs_class_info_t *ci, span_run_t *r,
-		     hs_span_t **empty, int64_t *free_delta,
-		     int64_t *span_delta)
+/* Puts the run first..last (k objects of span s, already linked, last's
+ * link unspecified) back on s; caller holds s's class lock c.  One span
+ * update per run.  A span with no object left out goes on *empty, for
+ * the page heap once the lock is released. */
+static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
+		     void *first, void *last, uint32_t k, hs_span_t **empty,
+		     int64_t *free_delta, int64_t *span_delta)
 {
-	hs_span_t *s = r->span;
-	if (!r->n)
-		return;
-	*(void **)r->tail = s->freelist;
-	s->freelist = r->head;
-	s->allocated -= r->n;
+	*(void **)last = s->freelist;
+	s->freelist = first;
+	s->allocated -= k;
 	if (s->allocated == 0) {
 		if (s->in_list)
 			unlink_span(c, s);
 		*span_delta -= (int64_t)hs_span_bytes(s);
-		*free_delta -= (int64_t)(ci->objects - r->n) * ci->size;
+		*free_delta -= (int64_t)(ci->objects - k) * ci->size;
 		__atomic_store_n(&s->size_class, 0, __ATOMIC_RELAXED);
 		s->next = *empty;
 		*empty = s;
 	} else {
-		*free_delta += (int64_t)r->n * ci->size;
+		*free_delta += (int64_t)k * ci->size;
 		if (!s->in_list)
 			link_span(c, s);
 	}
-	r->n = 0;
-	r->head = r->tail = NULL;
 }
 
 /* Gives n objects back to their spans, each under its span's shard lock:
  * the objects of the first object's shard in one pass under that lock,
  * the others set aside for the next pass (objects of k shards: k lock
- * acquisitions, not one per change of shard along the chain).  Objects
- * next to each other in the chain and in one span (a tree freed in the
- * order it was built) cost one pagemap lookup and one span update per
- * run, not per object (xmllint: callgrind, below in bench/README.md). */
+ * acquisitions, not one per change of shard along the chain).  The chain
+ * is cut into runs of consecutive objects of one span (a tree freed in
+ * the order it was built gives long ones), each spliced whole onto its
+ * span: one pagemap lookup and one span update per run, not per object
+ * (xmllint: bench/README.md, "Allocator core figures"). */
 static void insert_spans(unsigned cls, void *head, int n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
@@ -290,43 +279,38 @@ static void insert_spans(unsigned cls, void *head, int n)
 	hs_span_t *empty = NULL; /* to the page heap once no lock is held */
 	while (n > 0) {
 		central_t *c = NULL; /* the shard lock held */
-		void *rest = NULL;
-		int nrest = 0;
-		span_run_t r = {0};
-		bool other = false; /* r.span is of another shard */
-		for (int i = 0; i < n; i++) {
-			void *obj = head;
-			head = *(void **)obj;
-			uintptr_t pg = (uintptr_t)obj >> HS_PAGE_SHIFT;
-			hs_span_t *s = r.span;
+		void *rest = NULL, *obj = head;
+		int nrest = 0, i = 0;
+		while (i < n) {
 			/* a span's start, length and shard are fixed while
 			 * it has objects out */
-			if (!s || pg - s->start >= s->npages) {
-				if (c)
-					give_run(c, ci, &r, &empty, &free_delta,
-						 &span_delta);
-				s = hs_pagemap_get(pg);
-				central_t *sc = &centrals[s->shard][cls];
-				if (!c) {
-					c = sc;
-					hs_spin_lock(&c->lock);
-				}
-				r.span = s;
-				other = sc != c;
+			hs_span_t *s = hs_pagemap_lookup(obj);
+			const uintptr_t lo = s->start, np = s->npages;
+			void *first = obj, *last = obj;
+			uint32_t k = 1;
+			/* the tail's link is unspecified: read only below n */
+			for (i++; i < n; i++, k++) {
+				void *nx = *(void **)last;
+				if (((uintptr_t)nx >> HS_PAGE_SHIFT) - lo >= np)
+					break;
+				last = nx;
 			}
-			if (other) {
-				*(void **)obj = rest;
-				rest = obj;
-				nrest++;
+			if (i < n)
+				obj = *(void **)last;
+			central_t *sc = &centrals[s->shard][cls];
+			if (!c) {
+				c = sc;
+				hs_spin_lock(&c->lock);
+			}
+			if (sc != c) {
+				*(void **)last = rest;
+				rest = first;
+				nrest += (int)k;
 				continue;
 			}
-			*(void **)obj = r.head;
-			r.head = obj;
-			if (!r.tail)
-				r.tail = obj;
-			r.n++;
+			give_run(c, ci, s, first, last, k, &empty, &free_delta,
+				 &span_delta);
 		}
-		give_run(c, ci, &r, &empty, &free_delta, &span_delta);
 		hs_spin_unlock(&c->lock);
 		head = rest;
 		n = nrest;
