@@ -46,7 +46,8 @@ unsigned hs_central_shard_get(void)
 	 * shard, which is only slower, never wrong */
 	unsigned best = 0, best_count = ~0u;
 	for (unsigned i = 0; i < n; i++) {
-		unsigned c = __atomic_load_n(&shard_threads[i], __ATOMIC_RELAXED);
+		unsigned c =
+			__atomic_load_n(&shard_threads[i], __ATOMIC_RELAXED);
 		if (c < best_count) {
 			best = i;
 			best_count = c;

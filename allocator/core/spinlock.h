@@ -28,7 +28,10 @@ typedef struct hs_spinlock {
 	uint32_t held; /* 0 free, 1 held */
 } hs_spinlock_t;
 
-#define HS_SPINLOCK_INIT {0}
+#define HS_SPINLOCK_INIT                                                       \
+	{                                                                      \
+		0                                                              \
+	}
 
 /* Out of line: spins with pause, then yields, until the lock is free and
  * taken (core/spinlock.c). */

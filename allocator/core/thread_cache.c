@@ -83,8 +83,8 @@ static void set_limit(hs_tcache_t *tc, unsigned cls, uint32_t max)
 	const hs_class_info_t *ci = &hs_classes[cls];
 	hs_tc_list_t *l = &tc->lists[cls];
 	if (l->max_length > ci->max_cached)
-		tc->grow_left += (uint64_t)(l->max_length - ci->max_cached) *
-				 ci->size;
+		tc->grow_left +=
+			(uint64_t)(l->max_length - ci->max_cached) * ci->size;
 	if (max > ci->max_cached)
 		tc->grow_left -= (uint64_t)(max - ci->max_cached) * ci->size;
 	l->max_length = max;

@@ -52,7 +52,7 @@ typedef struct hs_tcache {
 	/* bytes the lists may still grow beyond their classes' max_cached
 	 * (hs_tc_overflow's growth; slow paths only) */
 	uint64_t grow_left;
-	uint8_t refilled[HS_NUM_CLASSES];   /* HS_TC_REFILLED | _EVER_ */
+	uint8_t refilled[HS_NUM_CLASSES]; /* HS_TC_REFILLED | _EVER_ */
 } hs_tcache_t;
 
 /* The calling thread's state in initial-exec TLS: one struct, so both
