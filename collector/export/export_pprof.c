@@ -2,8 +2,10 @@
 /*
  * export_pprof.c - aggregated stacks to a gzip'd pprof profile (through
  * common/pprof.c): Go's sample type names, period type space/bytes with
- * the sampling period, one mapping per mapped object (with its build id),
- * one location per return address, functions with file and line where
+ * the sampling period, one mapping per executable segment as
+ * /proc/PID/maps gives it (start, limit, file offset, the file's build id;
+ * the main binary first, mapping id 1, as pprof expects), one location per
+ * return address, functions with file and line where
  * libdwfl finds debug information, labels pid / nspid / comm / cgroup on
  * every sample, and the collector's notes (lost events, sampling cost) as
  * comments.
@@ -19,37 +21,86 @@
 _Static_assert(HS_PPROF_MAX_TYPES == PPROF_MAX_VALUES,
 	       "sample types a profile can have");
 
-struct map_ent {
-	uint64_t start, end, id;
-};
-
 struct exporter {
 	struct pprof_builder *b;
 	struct hs_syms *syms;
-	struct map_ent *maps;
+	const struct hs_mapping *maps; /* hs_syms__mappings */
 	size_t nmaps;
+	uint64_t *map_id;   /* per mapping: its pprof id, 0 = unused */
+	bool *map_lines;    /* per mapping: a location has a source line */
+	long *by_id;	    /* pprof id - 1 -> mapping index */
+	size_t nused;
 };
 
-static uint64_t mapping_for(struct exporter *x, const struct hs_frame *f)
+/* The pprof mapping id of call site pc (0: none, or unused). */
+static uint64_t mapping_for(struct exporter *x, uint64_t pc, bool has_line)
 {
-	struct map_ent *nm;
-	uint64_t id;
+	long i = hs_syms__mapping_at(x->syms, pc);
 
-	if (!f->module)
+	if (i < 0)
 		return 0;
-	for (size_t i = 0; i < x->nmaps; i++)
-		if (x->maps[i].start == f->mod_start &&
-		    x->maps[i].end == f->mod_end)
-			return x->maps[i].id;
-	id = pprof_add_mapping(x->b, f->mod_start, f->mod_end, 0, f->module,
-			       f->build_id[0] ? f->build_id : NULL, 1,
-			       f->file != NULL);
-	nm = realloc(x->maps, (x->nmaps + 1) * sizeof(*nm));
-	if (!nm)
-		return id;
-	x->maps = nm;
-	nm[x->nmaps++] = (struct map_ent){f->mod_start, f->mod_end, id};
-	return id;
+	if (has_line)
+		x->map_lines[i] = true;
+	return x->map_id[i];
+}
+
+/* Give an id to every mapping a frame of aggs lies in, before any
+ * location is made: the main binary's first (pprof reads mapping 1 as the
+ * program), then the others by address. */
+static int number_mappings(struct exporter *x,
+			   const struct hs_stack_agg *aggs, size_t n)
+{
+	x->maps = hs_syms__mappings(x->syms, &x->nmaps);
+	if (!x->nmaps)
+		return 0;
+	x->map_id = calloc(x->nmaps, sizeof(*x->map_id));
+	x->map_lines = calloc(x->nmaps, sizeof(*x->map_lines));
+	x->by_id = calloc(x->nmaps, sizeof(*x->by_id));
+	if (!x->map_id || !x->map_lines || !x->by_id)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t depth = aggs[i].depth < HEAPSCOPE_MAX_FRAMES
+					 ? aggs[i].depth
+					 : HEAPSCOPE_MAX_FRAMES;
+
+		for (uint32_t k = 0; k < depth; k++) {
+			uint64_t addr = aggs[i].stack[k];
+			long m;
+
+			if (!addr || addr == HS_FREE_MARKER)
+				continue;
+			m = hs_syms__mapping_at(x->syms, addr - 1);
+			if (m >= 0)
+				x->map_id[m] = 1; /* used; numbered below */
+		}
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t m = 0; m < x->nmaps; m++)
+			if (x->map_id[m] && x->maps[m].main == !pass) {
+				x->by_id[x->nused] = (long)m;
+				x->map_id[m] = 0;
+				x->nused++;
+			}
+	for (size_t k = 0; k < x->nused; k++)
+		x->map_id[x->by_id[k]] = k + 1;
+	return 0;
+}
+
+/* Add the numbered mappings, in id order (after the locations: only then
+ * is it known which have source lines). */
+static int add_mappings(struct exporter *x)
+{
+	for (size_t k = 0; k < x->nused; k++) {
+		const struct hs_mapping *m = &x->maps[x->by_id[k]];
+		uint64_t id = pprof_add_mapping(
+			x->b, m->start, m->limit, m->offset, m->path,
+			m->build_id[0] ? m->build_id : NULL, 1,
+			x->map_lines[x->by_id[k]]);
+
+		if (id != k + 1)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static uint64_t location_for(struct exporter *x, uint64_t addr)
@@ -75,7 +126,8 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 	line.function_id =
 		pprof_function_sys(x->b, f.function, f.system_name, f.file);
 	line.line = f.line;
-	return pprof_location(x->b, mapping_for(x, &f), pc, &line, 1);
+	return pprof_location(x->b, mapping_for(x, pc, f.file != NULL), pc,
+			      &line, 1);
 }
 
 int64_t hs_pprof__round(double v)
@@ -94,8 +146,8 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 	int err = -ENOMEM;
 
 	x.b = pprof_new();
-	if (!x.b)
-		return -ENOMEM;
+	if (!x.b || number_mappings(&x, aggs, n))
+		goto out;
 	if (m->ntypes) {
 		for (size_t k = 0; k < m->ntypes; k++)
 			pprof_add_sample_type(x.b, m->type_names[k],
@@ -193,9 +245,14 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 		if (err)
 			goto out;
 	}
-	err = pprof_encode(x.b, out, len);
+	err = add_mappings(&x);
+	if (!err)
+		err = pprof_encode(x.b, out, len);
 out:
-	free(x.maps);
-	pprof_free(x.b);
+	free(x.map_id);
+	free(x.map_lines);
+	free(x.by_id);
+	if (x.b)
+		pprof_free(x.b);
 	return err;
 }

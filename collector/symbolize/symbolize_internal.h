@@ -23,8 +23,9 @@
 #include "symbolize.h"
 
 struct file_fd {
-	char *path; /* as in maps (target's view) */
-	int fd;	    /* opened at snapshot time */
+	char *path; /* as in maps (target's view), " (deleted)" removed */
+	int fd;	    /* opened at snapshot time; -1: could not be */
+	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* hex, "" = none */
 };
 
 struct range {
@@ -51,6 +52,8 @@ struct hs_syms {
 	unsigned refreshes; /* maps snapshots taken after the first */
 	uint64_t last_ns;   /* CLOCK_MONOTONIC of the last snapshot */
 	bool stale;	    /* an unknown address waits for a snapshot */
+	struct hs_mapping *mappings; /* executable file segments, sorted */
+	size_t nmappings;
 };
 
 /* One entry of the cross-process cache (symbolize_cache.c). */
