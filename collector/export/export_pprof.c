@@ -27,20 +27,24 @@ struct exporter {
 	const struct hs_mapping *maps; /* hs_syms__mappings */
 	size_t nmaps;
 	uint64_t *map_id;   /* per mapping: its pprof id, 0 = unused */
+	bool *map_funcs;    /* per mapping: a location has a function */
 	bool *map_lines;    /* per mapping: a location has a source line */
 	long *by_id;	    /* pprof id - 1 -> mapping index */
 	size_t nused;
 };
 
-/* The pprof mapping id of call site pc (0: none, or unused). */
-static uint64_t mapping_for(struct exporter *x, uint64_t pc, bool has_line)
+/* The pprof mapping id of call site pc (0: none, or unused); notes
+ * whether its location has a function and a source line (pprof leaves
+ * mappings whose locations have neither for later symbolization). */
+static uint64_t mapping_for(struct exporter *x, uint64_t pc, bool has_func,
+			    bool has_line)
 {
 	long i = hs_syms__mapping_at(x->syms, pc);
 
 	if (i < 0)
 		return 0;
-	if (has_line)
-		x->map_lines[i] = true;
+	x->map_funcs[i] |= has_func;
+	x->map_lines[i] |= has_line;
 	return x->map_id[i];
 }
 
@@ -54,9 +58,10 @@ static int number_mappings(struct exporter *x,
 	if (!x->nmaps)
 		return 0;
 	x->map_id = calloc(x->nmaps, sizeof(*x->map_id));
+	x->map_funcs = calloc(x->nmaps, sizeof(*x->map_funcs));
 	x->map_lines = calloc(x->nmaps, sizeof(*x->map_lines));
 	x->by_id = calloc(x->nmaps, sizeof(*x->by_id));
-	if (!x->map_id || !x->map_lines || !x->by_id)
+	if (!x->map_id || !x->map_funcs || !x->map_lines || !x->by_id)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t depth = aggs[i].depth < HEAPSCOPE_MAX_FRAMES
@@ -94,8 +99,8 @@ static int add_mappings(struct exporter *x)
 		const struct hs_mapping *m = &x->maps[x->by_id[k]];
 		uint64_t id = pprof_add_mapping(
 			x->b, m->start, m->limit, m->offset, m->path,
-			m->build_id[0] ? m->build_id : NULL, 1,
-			x->map_lines[x->by_id[k]]);
+			m->build_id[0] ? m->build_id : NULL,
+			x->map_funcs[x->by_id[k]], x->map_lines[x->by_id[k]]);
 
 		if (id != k + 1)
 			return -ENOMEM;
@@ -126,8 +131,8 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 	line.function_id =
 		pprof_function_sys(x->b, f.function, f.system_name, f.file);
 	line.line = f.line;
-	return pprof_location(x->b, mapping_for(x, pc, f.file != NULL), pc,
-			      &line, 1);
+	return pprof_location(x->b, mapping_for(x, pc, true, f.file != NULL),
+			      pc, &line, 1);
 }
 
 int64_t hs_pprof__round(double v)
@@ -250,6 +255,7 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 		err = pprof_encode(x.b, out, len);
 out:
 	free(x.map_id);
+	free(x.map_funcs);
 	free(x.map_lines);
 	free(x.by_id);
 	if (x.b)

@@ -4,7 +4,8 @@
  * hs_syms__* API itself is symbolize.h.
  *   symbolize_maps.c   the per-process module map: the /proc/PID/maps
  *                      snapshot, the mapped files opened at snapshot time,
- *                      the libdwfl modules, refresh; hs_syms__new / __free.
+ *                      the libdwfl modules, refresh; hs_syms__new / __free;
+ *                      the executable segments as pprof mappings.
  *   symbolize_cache.c  the cross-process symbol cache, keyed by build id.
  *   symbolize.c        address -> function name (per-process cache) and
  *                      the full frame (module, build id, source line).
