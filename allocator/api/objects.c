@@ -37,8 +37,7 @@ struct hs_obj_sym {
 
 /* The GNU build id in the notes buf[0, len) (align: the segment's or
  * section's alignment, 4 or 8) into hex out; false if none. */
-static bool note_build_id(const char *buf, size_t len, size_t align,
-			  char *out)
+static bool note_build_id(const char *buf, size_t len, size_t align, char *out)
 {
 	size_t off = 0, a = align == 8 ? 7 : 3;
 
@@ -57,9 +56,9 @@ static bool note_build_id(const char *buf, size_t len, size_t align,
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 		    !memcmp(buf + off + sizeof(nh), "GNU", 4) && nh.n_descsz) {
 			static const char hex[] = "0123456789abcdef";
-			size_t n = nh.n_descsz < HS_OBJ_BUILD_ID ?
-					   nh.n_descsz :
-					   HS_OBJ_BUILD_ID;
+			size_t n = nh.n_descsz < HS_OBJ_BUILD_ID
+					   ? nh.n_descsz
+					   : HS_OBJ_BUILD_ID;
 			const unsigned char *d =
 				(const unsigned char *)buf + desc_off;
 
@@ -102,18 +101,19 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_NOTE && !o->build_id[0])
-			note_build_id((const char *)(uintptr_t)(info->dlpi_addr +
-								ph->p_vaddr),
-				      ph->p_memsz, ph->p_align, o->build_id);
+			note_build_id(
+				(const char *)(uintptr_t)(info->dlpi_addr +
+							  ph->p_vaddr),
+				ph->p_memsz, ph->p_align, o->build_id);
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
 		    o->nseg == HS_OBJ_MAX_SEGS)
 			continue;
 		/* the kernel maps whole pages: round as /proc/self/maps */
 		o->seg[o->nseg].start =
 			(info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-		o->seg[o->nseg].limit =
-			(info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
-			~(page - 1);
+		o->seg[o->nseg].limit = (info->dlpi_addr + ph->p_vaddr +
+					 ph->p_memsz + page - 1) &
+					~(page - 1);
 		o->seg[o->nseg].offset = ph->p_offset & ~(page - 1);
 		o->nseg++;
 	}
@@ -196,8 +196,8 @@ struct hs_object *hs_objects_find(struct hs_objects *t, uint64_t pc)
 }
 
 /* Section header i of the file, NULL if outside it. */
-static const ElfW(Shdr) *section(const struct hs_object *o,
-				 const ElfW(Ehdr) *eh, size_t i)
+static const ElfW(Shdr) *
+	section(const struct hs_object *o, const ElfW(Ehdr) * eh, size_t i)
 {
 	if (i >= eh->e_shnum)
 		return NULL;
@@ -212,7 +212,7 @@ static bool within(const struct hs_object *o, uint64_t off, uint64_t size)
 
 /* Does the file's build id (its SHT_NOTE sections) equal the loaded
  * one's?  Without a build id in memory there is nothing to compare. */
-static bool same_build(const struct hs_object *o, const ElfW(Ehdr) *eh)
+static bool same_build(const struct hs_object *o, const ElfW(Ehdr) * eh)
 {
 	char id[sizeof(o->build_id)];
 
@@ -265,7 +265,7 @@ static void sort_syms(struct hs_obj_sym *a, size_t n)
 	}
 }
 
-static bool is_function(const ElfW(Sym) *sym)
+static bool is_function(const ElfW(Sym) * sym)
 {
 	int type = ELF64_ST_TYPE(sym->st_info); /* = ELF32_ST_TYPE */
 
@@ -275,11 +275,11 @@ static bool is_function(const ElfW(Sym) *sym)
 
 /* Collect the functions of symbol section sh (its strings in section
  * sh_link): 0, or -1 when the section is malformed or empty. */
-static int read_table(struct hs_object *o, const ElfW(Ehdr) *eh,
-		      const ElfW(Shdr) *sh)
+static int read_table(struct hs_object *o, const ElfW(Ehdr) * eh,
+		      const ElfW(Shdr) * sh)
 {
 	const ElfW(Shdr) *str = section(o, eh, sh->sh_link);
-	const ElfW(Sym) *sym;
+	const ElfW(Sym) * sym;
 	struct hs_obj_sym *out;
 	size_t n, k = 0;
 
@@ -324,9 +324,9 @@ static int read_table(struct hs_object *o, const ElfW(Ehdr) *eh,
 /* Map path as o's file (unmapping the previous one): its ELF header once
  * checked (native class, section headers inside the file, the build id
  * of the loaded object), or NULL. */
-static const ElfW(Ehdr) *map_elf(struct hs_object *o, const char *path)
+static const ElfW(Ehdr) * map_elf(struct hs_object *o, const char *path)
 {
-	const ElfW(Ehdr) *eh;
+	const ElfW(Ehdr) * eh;
 	struct stat st;
 	int fd;
 
@@ -360,8 +360,8 @@ static const ElfW(Ehdr) *map_elf(struct hs_object *o, const char *path)
 }
 
 /* The SHT_SYMTAB section of eh (with want SHT_DYNSYM: that one), NULL. */
-static const ElfW(Shdr) *find_table(const struct hs_object *o,
-				    const ElfW(Ehdr) *eh, uint32_t want)
+static const ElfW(Shdr) * find_table(const struct hs_object *o,
+				     const ElfW(Ehdr) * eh, uint32_t want)
 {
 	for (size_t i = 0; i < eh->e_shnum; i++) {
 		const ElfW(Shdr) *sh = section(o, eh, i);
@@ -381,7 +381,7 @@ static int read_symbols(struct hs_object *o)
 {
 	const char *path = o->main ? "/proc/self/exe" : o->path;
 	const ElfW(Ehdr) *eh = map_elf(o, path);
-	const ElfW(Shdr) *tab;
+	const ElfW(Shdr) * tab;
 	char dbg[40 + sizeof(o->build_id)];
 
 	if (!eh)
@@ -390,7 +390,7 @@ static int read_symbols(struct hs_object *o)
 	if (tab)
 		return read_table(o, eh, tab);
 	if (strlen(o->build_id) > 2) {
-		const ElfW(Ehdr) *deh;
+		const ElfW(Ehdr) * deh;
 
 		memcpy(dbg, "/usr/lib/debug/.build-id/", 25);
 		memcpy(dbg + 25, o->build_id, 2);

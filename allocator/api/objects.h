@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HS_OBJ_MAX 512        /* objects kept (dl_iterate_phdr order) */
-#define HS_OBJ_MAX_SEGS 8     /* executable PT_LOADs kept per object */
-#define HS_OBJ_PATH 4096      /* bytes, with the NUL */
-#define HS_OBJ_BUILD_ID 64    /* bytes of build id kept */
+#define HS_OBJ_MAX 512	   /* objects kept (dl_iterate_phdr order) */
+#define HS_OBJ_MAX_SEGS 8  /* executable PT_LOADs kept per object */
+#define HS_OBJ_PATH 4096   /* bytes, with the NUL */
+#define HS_OBJ_BUILD_ID 64 /* bytes of build id kept */
 
 /* One executable segment as /proc/self/maps shows it: page-aligned
  * [start, limit) and the file offset of start. */
@@ -31,13 +31,13 @@ struct hs_object {
 	uint64_t bias; /* load bias: runtime address = bias + st_value */
 	struct hs_obj_seg seg[HS_OBJ_MAX_SEGS];
 	int nseg;
-	bool main;			    /* the program itself */
-	char path[HS_OBJ_PATH];		    /* real path (main: /proc/self/exe) */
+	bool main;		/* the program itself */
+	char path[HS_OBJ_PATH]; /* real path (main: /proc/self/exe) */
 	char build_id[2 * HS_OBJ_BUILD_ID + 1]; /* hex GNU build id, "" */
 	/* symbol table, read from the file at the first lookup */
-	int sym_state; /* 0 not read, 1 read, -1 none (stripped, unreadable,
-			* another build than the one loaded) */
-	const char *file;	 /* the file's read-only mapping */
+	int sym_state;	  /* 0 not read, 1 read, -1 none (stripped, unreadable,
+			   * another build than the one loaded) */
+	const char *file; /* the file's read-only mapping */
 	size_t file_len;
 	const struct hs_obj_sym *syms; /* functions sorted by address */
 	size_t nsyms, syms_bytes;

@@ -26,10 +26,10 @@ struct exporter {
 	struct hs_syms *syms;
 	const struct hs_mapping *maps; /* hs_syms__mappings */
 	size_t nmaps;
-	uint64_t *map_id;   /* per mapping: its pprof id, 0 = unused */
-	bool *map_funcs;    /* per mapping: a location has a function */
-	bool *map_lines;    /* per mapping: a location has a source line */
-	long *by_id;	    /* pprof id - 1 -> mapping index */
+	uint64_t *map_id; /* per mapping: its pprof id, 0 = unused */
+	bool *map_funcs;  /* per mapping: a location has a function */
+	bool *map_lines;  /* per mapping: a location has a source line */
+	long *by_id;	  /* pprof id - 1 -> mapping index */
 	size_t nused;
 };
 
@@ -51,8 +51,8 @@ static uint64_t mapping_for(struct exporter *x, uint64_t pc, bool has_func,
 /* Give an id to every mapping a frame of aggs lies in, before any
  * location is made: the main binary's first (pprof reads mapping 1 as the
  * program), then the others by address. */
-static int number_mappings(struct exporter *x,
-			   const struct hs_stack_agg *aggs, size_t n)
+static int number_mappings(struct exporter *x, const struct hs_stack_agg *aggs,
+			   size_t n)
 {
 	x->maps = hs_syms__mappings(x->syms, &x->nmaps);
 	if (!x->nmaps)

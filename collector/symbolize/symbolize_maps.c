@@ -483,8 +483,7 @@ unsigned hs_syms__refreshes(const struct hs_syms *s)
 	return s ? s->refreshes : 0;
 }
 
-const struct hs_mapping *hs_syms__mappings(const struct hs_syms *s,
-					   size_t *n)
+const struct hs_mapping *hs_syms__mappings(const struct hs_syms *s, size_t *n)
 {
 	*n = s ? s->nmappings : 0;
 	return s ? s->mappings : NULL;
