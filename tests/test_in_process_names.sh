@@ -68,7 +68,7 @@ run() { # out-path: the target to exit, its r-xp maps lines in $work/maps.$n
 run "$work/heap.pb.gz" 1
 run "$work/heap.folded" 2
 
-go tool pprof -raw "$work/heap.pb.gz" >"$work/raw.txt" 2>"$work/pprof.err" ||
+go tool pprof -raw -symbolize=none "$work/heap.pb.gz" >"$work/raw.txt" 2>"$work/pprof.err" ||
 	{ echo "FAIL: go tool pprof -raw"; cat "$work/pprof.err"; exit 1; }
 sed -n '/^Locations/,$p' "$work/raw.txt"
 echo "--- folded"

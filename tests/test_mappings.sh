@@ -6,7 +6,8 @@
 # private `heapscope daemon --lib LIB` scraped at /debug/pprof/heap and
 # /debug/pprof/allocs.  TARGET (names_target: C++, -O2 -g, PIE) runs on
 # LIB twice: as built, and as a copy in a temporary directory that is
-# deleted while it runs.  NEW_TARGET (new_target) allocates through
+# deleted while it runs (pprof -raw -symbolize=none: what the profile
+# holds, not what pprof would add).  NEW_TARGET (new_target) allocates through
 # libstdc++'s operator new and libc's strdup: the innermost frames are in
 # libraries, the program must still be mapping 1.  In every profile (read with go tool pprof -raw),
 # against /proc/PID/maps read by this script while the target runs and
@@ -68,7 +69,7 @@ check() {
 	local prof=$1 name=$2 prog=$3 idfile=$4 func=$5
 	local raw=$work/$name.raw
 	echo "--- $name: ${prof##*/}"
-	go tool pprof -raw "$prof" >"$raw" 2>"$work/pprof.err" ||
+	go tool pprof -raw -symbolize=none "$prof" >"$raw" 2>"$work/pprof.err" ||
 		{ bad "$name: go tool pprof -raw: $(cat "$work/pprof.err")"; return; }
 	sed -n '/^Mappings/,$p' "$raw"
 	# "ID: 0xSTART/0xLIMIT/0xOFFSET FILE [BUILDID] [FN]..."
@@ -107,8 +108,15 @@ check() {
 	done < <(awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 }
 		l && /^ +[0-9]+: 0x/ { sub(/:$/, "", $1); sub(/^M=/, "", $3); print $1, $2, $3 }' "$raw")
 	[ $nloc -gt 0 ] || bad "$name: no locations"
-	grep -qE "^ +[0-9]+: 0x[0-9a-f]+ M=1 $func[ (]" "$raw" ||
-		bad "$name: $func is not named in mapping 1"
+	# on any Line of a location of mapping 1 (inlined calls come first)
+	awk -v f="$func" '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 }
+		l { line = $0
+			if (line ~ /^ +[0-9]+: 0x/) {
+				m = $3; sub(/^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ /, "", line)
+			} else sub(/^ +/, "", line)
+			if (m == "M=1" && index(line, f) == 1 &&
+			    substr(line, length(f) + 1, 1) ~ /[ (]/) ok = 1 }
+		END { exit !ok }' "$raw" || bad "$name: $func is not named in mapping 1"
 }
 
 if [ "$MODE" = daemon ]; then
