@@ -42,8 +42,8 @@ static uint64_t mapping_for(struct exporter *x, const struct hs_frame *f)
 		    x->maps[i].end == f->mod_end)
 			return x->maps[i].id;
 	id = pprof_add_mapping(x->b, f->mod_start, f->mod_end, 0, f->module,
-			       f->build_id[0] ? f->build_id : NULL, 1,
-			       f->file != NULL);
+			       f->build_id[0] ? f->build_id : NULL,
+			       f->nlines > 0, f->nlines > 0 && f->file != NULL);
 	nm = realloc(x->maps, (x->nmaps + 1) * sizeof(*nm));
 	if (!nm)
 		return id;
@@ -56,7 +56,7 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 {
 	/* Locations are keyed by the call site (return address - 1). */
 	uint64_t pc = addr ? addr - 1 : 0, id = pprof_location_find(x->b, pc);
-	struct pprof_line line = {0};
+	struct pprof_line line = {0}, lines[HS_INLINE_MAX];
 	struct hs_frame f;
 
 	if (id)
@@ -72,10 +72,25 @@ static uint64_t location_for(struct exporter *x, uint64_t addr)
 		memset(&f, 0, sizeof(f));
 		f.function = "[unknown]";
 	}
-	line.function_id =
-		pprof_function_sys(x->b, f.function, f.system_name, f.file);
-	line.line = f.line;
-	return pprof_location(x->b, mapping_for(x, &f), pc, &line, 1);
+	/* One Line per inlined call, innermost first; none when the
+	 * addresses are left for later symbolization (--symbolize=none). */
+	if (!f.nlines && f.module)
+		return pprof_location(x->b, mapping_for(x, &f), pc, NULL, 0);
+	if (!f.nlines) {
+		line.function_id = pprof_function_sys(x->b, f.function,
+						      f.system_name, f.file);
+		line.line = f.line;
+		return pprof_location(x->b, 0, pc, &line, 1);
+	}
+	for (size_t k = 0; k < f.nlines && k < HS_INLINE_MAX; k++) {
+		lines[k].function_id = pprof_function_sys(
+			x->b, f.lines[k].function, f.lines[k].system_name,
+			f.lines[k].file);
+		lines[k].line = f.lines[k].line;
+	}
+	return pprof_location(x->b, mapping_for(x, &f), pc, lines,
+			      f.nlines < HS_INLINE_MAX ? f.nlines
+						       : HS_INLINE_MAX);
 }
 
 int64_t hs_pprof__round(double v)

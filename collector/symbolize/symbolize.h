@@ -10,13 +10,17 @@
 #ifndef HS_SYMBOLIZE_H
 #define HS_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 /* Names the function of return address addr (NULL: unknown); ctx is the
- * symbolizer's (hs_syms__name: a struct hs_syms). */
+ * symbolizer's (hs_syms__name: a struct hs_syms).  Where code was inlined
+ * the name holds several frames, outermost first, separated by
+ * HS_FRAME_SEP (folded output makes each its own frame). */
 typedef const char *(*hs_symbolize_fn)(void *ctx, uint64_t addr);
+#define HS_FRAME_SEP '\x1f'
 
 /* -------------------------------------------------- "symbolize_maps.c" */
 
@@ -45,8 +49,22 @@ unsigned hs_syms__refreshes(const struct hs_syms *s);
 
 #define HS_BUILD_ID_MAX 64 /* bytes */
 
+/* Lines one address has at most: innermost inlined calls beyond these are
+ * dropped (the function itself is always the last). */
+#define HS_INLINE_MAX 32
+
+/* One source line of an address (pprof's Line): function, file, line. */
+struct hs_line {
+	const char *function;	 /* demangled */
+	const char *system_name; /* as the object names it (mangled) */
+	const char *file;	 /* source file, NULL without debug info */
+	int line;		 /* source line, 0 = unknown */
+};
+
 /* Everything known about one return address (pprof export).  Strings live
- * as long as s (until its next maps refresh for file/module). */
+ * as long as s (until its next maps refresh for file/module).  function,
+ * system_name, file and line are those of the function the code is in
+ * (lines[nlines - 1]). */
 struct hs_frame {
 	const char *function;	 /* as hs_syms__name (demangled) */
 	const char *system_name; /* as the object names it (mangled) */
@@ -55,6 +73,10 @@ struct hs_frame {
 	const char *module;	 /* mapped object path, NULL = unknown region */
 	uint64_t mod_start, mod_end;		/* module address range */
 	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* hex, "" = none */
+	/* innermost inlined call first; nlines 0 = not symbolized
+	 * (--symbolize=none: an address for pprof to symbolize later) */
+	const struct hs_line *lines;
+	size_t nlines;
 };
 
 /* Symbolize addr (a return address) fully; -ENOENT: no module (f->function
@@ -62,8 +84,14 @@ struct hs_frame {
 int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f);
 /* Name of the function containing return address `addr` (cached; the
  * string lives as long as s): "func", "module+0xoff" or "[unknown]";
- * C++ and Rust names demangled (hs_demangle). */
+ * C++ and Rust names demangled (hs_demangle); inlined calls at addr
+ * (DWARF) after it, separated by HS_FRAME_SEP. */
 const char *hs_syms__name(void *s, uint64_t addr);
+/* --symbolize=none (raw true): s names every address "module+0xoff" and
+ * hs_syms__frame gives no lines, only the module and build id, so the
+ * profile carries raw addresses for later symbolization.  Call before the
+ * first lookup. */
+void hs_syms__set_raw(struct hs_syms *s, bool raw);
 
 /* -------------------------------------------------------- "demangle.c" */
 

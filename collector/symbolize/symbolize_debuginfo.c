@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * symbolize_debuginfo.c - where the debug info of a mapped object is
+ * found when the object itself has none (a stripped binary): libdwfl's
+ * find_debuginfo callback for the modules of a struct hs_syms.
+ *
+ * In order, the first that exists and carries the object's build id:
+ *  1. the target's own /usr/lib/debug/.build-id/xx/yyyy.debug, read
+ *     through /proc/PID/root (the daemon runs as root in the host's mount
+ *     namespace; a container's debug files are in its own);
+ *  2. the object's .gnu_debuglink name, through /proc/PID/root, next to
+ *     the object, in its .debug/ directory and under /usr/lib/debug;
+ *  3. libdwfl's dwfl_standard_find_debuginfo: the same places in our own
+ *     mount namespace (build id, then debuglink with its CRC) and, when
+ *     DEBUGINFOD_URLS is set, the debuginfod servers it names (libdwfl
+ *     loads libdebuginfod.so.1; downloads go to DEBUGINFOD_CACHE_PATH or
+ *     $XDG_CACHE_HOME/debuginfod_client).
+ */
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize_internal.h"
+
+/* Does the ELF file open at fd carry build id bits (n bytes)? */
+static bool has_build_id(int fd, const unsigned char *bits, int n)
+{
+	const void *got = NULL;
+	bool ok = false;
+	Elf *elf;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return false;
+	ok = dwelf_elf_gnu_build_id(elf, &got) == n && !memcmp(got, bits, n);
+	elf_end(elf);
+	return ok;
+}
+
+/* fd of path if it has the build id (and *out its name), else -1. */
+static int try_path(const char *path, const unsigned char *bits, int n,
+		    char **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (!has_build_id(fd, bits, n) || !(*out = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Places 1 and 2 of the file comment, in the mount namespace of pid. */
+static int find_in_target(pid_t pid, const char *modname, const char *debuglink,
+			  const unsigned char *bits, int n, char **out)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	size_t len;
+	int fd;
+
+	len = (size_t)snprintf(path, sizeof(path),
+			       "/proc/%d/root/usr/lib/debug/.build-id/%02x/",
+			       (int)pid, bits[0]);
+	for (int i = 1; i < n && len + 3 < sizeof(path); i++, len += 2)
+		snprintf(path + len, 3, "%02x", bits[i]);
+	if (len + 7 < sizeof(path)) {
+		strcpy(path + len, ".debug");
+		fd = try_path(path, bits, n, out);
+		if (fd >= 0)
+			return fd;
+	}
+	if (!debuglink || !*debuglink || strchr(debuglink, '/') ||
+	    modname[0] != '/')
+		return -1;
+	/* The object's directory, as the target sees it. */
+	snprintf(dir, sizeof(dir), "%s", modname);
+	*strrchr(dir, '/') = '\0';
+	{
+		const char *fmt[] = {"/proc/%d/root%s/%s",
+				     "/proc/%d/root%s/.debug/%s",
+				     "/proc/%d/root/usr/lib/debug%s/%s"};
+
+		for (size_t k = 0; k < sizeof(fmt) / sizeof(fmt[0]); k++) {
+			if (snprintf(path, sizeof(path), fmt[k], (int)pid, dir,
+				     debuglink) >= (int)sizeof(path))
+				continue;
+			fd = try_path(path, bits, n, out);
+			if (fd >= 0)
+				return fd;
+		}
+	}
+	return -1;
+}
+
+int hs_syms__find_debuginfo(Dwfl_Module *mod, void **userdata,
+			    const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct hs_syms *s = *userdata;
+	const unsigned char *bits = NULL;
+	GElf_Addr vaddr;
+	int n, fd;
+
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (s && s->pid > 0 && n > 0 && bits && modname) {
+		fd = find_in_target(s->pid, modname, debuglink_file, bits, n,
+				    debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					    file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
