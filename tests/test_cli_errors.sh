@@ -73,8 +73,8 @@ gone=$!
 wait $gone
 
 # no command, unknown command
-row 2 "no command;record, daemon or rate"
-row 2 "unknown command 'frobnicate';record, daemon or rate" frobnicate
+row 2 "no command;record, daemon, rate or symbolize"
+row 2 "unknown command 'frobnicate';record, daemon, rate or symbolize" frobnicate
 row 2 "unknown command 'a?b'" $'a\nb'
 
 # record

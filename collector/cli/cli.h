@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli.h - collector/cli/: the command line.  The conventions every
- * subcommand (record, daemon, rate) shares (cli.c): an option table that
+ * subcommand (record, daemon, rate, symbolize) shares (cli.c): an option table that
  * drives getopt_long and names what each argument accepts, and one-line
  * errors
  *
@@ -93,5 +93,10 @@ int hs_daemon_main(int argc, char **argv);
 /* `heapscope rate ...`: 0, 1 (failed, or not applied within --wait),
  * 2 (bad command line). */
 int hs_rate_main(int argc, char **argv);
+
+/* ----------------------------------------------- "cli/symbolize_cmd.c" */
+
+/* `heapscope symbolize ...`: 0, 1 (failed), 2 (bad command line). */
+int hs_symbolize_main(int argc, char **argv);
 
 #endif /* HS_CLI_H */

@@ -3,7 +3,8 @@
  * main.c - `heapscope COMMAND ...`: the table of commands, which gives
  * `heapscope --help` its list (and man/help2roff.awk the NAME line of each
  * command's man page), --version, and the hand-over of the command line
- * to the command: record (record.c), daemon (daemon.c), rate (rate.c).
+ * to the command: record (record.c), daemon (daemon.c), rate (rate.c),
+ * symbolize (symbolize_cmd.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,11 @@ static int rate_cmd(int argc, char **argv)
 	return hs_rate_main(argc - 1, argv + 1);
 }
 
+static int symbolize_cmd(int argc, char **argv)
+{
+	return hs_symbolize_main(argc - 1, argv + 1);
+}
+
 static const struct command {
 	const char *name;
 	const char *summary; /* one line, lower case, no full stop */
@@ -32,6 +38,8 @@ static const struct command {
 	 "profile every process that uses the library, pprof over HTTP",
 	 daemon_cmd},
 	{"rate", "set a running process's sampling period (0: off)", rate_cmd},
+	{"symbolize", "name the functions of a profile recorded unsymbolized",
+	 symbolize_cmd},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -49,7 +57,7 @@ static void usage(FILE *f)
 	      "Commands:\n",
 	      f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name,
+		fprintf(f, "  %-10s %s\n", commands[i].name,
 			commands[i].summary);
 	fputs("\n"
 	      "Options:\n"
@@ -67,7 +75,8 @@ int main(int argc, char **argv)
 	const char *cmd = argc >= 2 ? argv[1] : NULL;
 
 	if (!cmd) {
-		hs_cli__usage_error(NULL, "no command (record, daemon or rate)");
+		hs_cli__usage_error(
+			NULL, "no command (record, daemon, rate or symbolize)");
 		return 2;
 	}
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
@@ -93,7 +102,8 @@ int main(int argc, char **argv)
 	for (char *s = q; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
-	hs_cli__usage_error(NULL, "unknown command '%s' (record, daemon or rate)",
-			    q);
+	hs_cli__usage_error(
+		NULL,
+		"unknown command '%s' (record, daemon, rate or symbolize)", q);
 	return 2;
 }

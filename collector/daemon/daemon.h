@@ -95,6 +95,7 @@ struct hs_daemon {
 	char token[HS_TOKEN_MAX + 1];
 	size_t token_len;
 	bool no_copies; /* --no-copies: ignore other copies of the objects */
+	bool raw_symbols; /* --symbolize=none: addresses and mappings only */
 	const char *dump_dir;
 	bool verbose;
 	/* BPF side (opaque here: struct heapscope_bpf *, struct bpf_link *) */

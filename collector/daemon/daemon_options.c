@@ -22,7 +22,8 @@ static const char usage[] =
 	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT|unix:PATH]...\n"
 	"                        [--token-file FILE] [--allow-remote]\n"
 	"                        [--provider auto|heapscope|otel_memory|ddheap]\n"
-	"                        [--no-copies] [--dump-dir DIR] [-v]\n"
+	"                        [--no-copies] [--dump-dir DIR]\n"
+	"                        [--symbolize local|none] [-v]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -61,6 +62,12 @@ static const char usage[] =
 	"                      /proc/PID/maps and attached too)\n"
 	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
 	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
+	"  --symbolize S       local (default: names, lines and inlined calls\n"
+	"                      from each binary's symbols and debug info, and\n"
+	"                      from the debuginfod servers of DEBUGINFOD_URLS)\n"
+	"                      or none (profiles keep raw addresses with exact\n"
+	"                      mappings and build ids, for heapscope\n"
+	"                      symbolize, pprof or Parca to symbolize later)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -191,6 +198,7 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		OPT_NOCOPIES,
 		OPT_PROVIDER,
 		OPT_TOKEN,
+		OPT_SYMBOLIZE,
 	};
 	static const struct hs_cli_opt opts[] = {
 		{"lib", OPT_LIB, "the path of an object with the probes"},
@@ -202,6 +210,7 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		{"no-copies", OPT_NOCOPIES, NULL},
 		{"provider", OPT_PROVIDER,
 		 "auto, heapscope, otel_memory or ddheap"},
+		{"symbolize", OPT_SYMBOLIZE, "local or none"},
 		{"verbose", 'v', NULL},
 		{"help", 'h', NULL},
 		{NULL, 0, NULL},
@@ -252,6 +261,13 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 				return hs_cli__bad_value(
 					cmd, "--provider", optarg,
 					hs_cli__accepts(opts, OPT_PROVIDER));
+			break;
+		case OPT_SYMBOLIZE:
+			if (strcmp(optarg, "local") && strcmp(optarg, "none"))
+				return hs_cli__bad_value(
+					cmd, "--symbolize", optarg,
+					hs_cli__accepts(opts, OPT_SYMBOLIZE));
+			d->raw_symbols = !strcmp(optarg, "none");
 			break;
 		case 'v':
 			d->verbose = true;

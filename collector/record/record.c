@@ -202,6 +202,7 @@ static int record(const struct hs_options *o)
 	}
 	hs_proc__info(o->pid, &pi);
 	syms = hs_syms__new(o->pid);
+	hs_syms__set_raw(syms, o->raw_symbols);
 	ev.hint = hs_syms__hint;
 	ev.hint_ctx = syms;
 	if (!syms)

@@ -18,19 +18,6 @@
 
 #include "symbolize_internal.h"
 
-/* The symbol-table name of pc in mod without its @@VERSION, into buf;
- * NULL when the symbol table has none. */
-static const char *symbol_name(Dwfl_Module *mod, Dwarf_Addr pc, char *buf,
-			       size_t size)
-{
-	const char *name = dwfl_module_addrname(mod, pc);
-
-	if (!name || !*name)
-		return NULL;
-	snprintf(buf, size, "%.*s", (int)strcspn(name, "@"), name);
-	return buf;
-}
-
 /* The chain of addr: through the shared cache when the object has a
  * build id; *owned says whether the caller must free it. */
 static struct hs_chain *resolve(struct hs_syms *s, uint64_t addr, bool *owned)
@@ -38,7 +25,6 @@ static struct hs_chain *resolve(struct hs_syms *s, uint64_t addr, bool *owned)
 	Dwarf_Addr pc = addr - 1, start;
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	struct hs_chain *c, *shared;
-	char buf[1024];
 	uint64_t bid;
 
 	*owned = true;
@@ -50,7 +36,7 @@ static struct hs_chain *resolve(struct hs_syms *s, uint64_t addr, bool *owned)
 		*owned = false;
 		return c;
 	}
-	c = chain_new(mod, pc, symbol_name(mod, pc, buf, sizeof(buf)));
+	c = chain_new(mod, pc);
 	if (c && (shared = gcache_put(bid, pc - start, c))) {
 		*owned = false;
 		return shared;
@@ -120,7 +106,7 @@ void hs_syms__set_raw(struct hs_syms *s, bool raw)
 static void frame_module(Dwfl_Module *mod, struct hs_frame *f)
 {
 	const unsigned char *bits = NULL;
-	Dwarf_Addr start = 0, end = 0;
+	Dwarf_Addr start = 0, end = 0, bias;
 	GElf_Addr vaddr;
 	const char *name;
 	int n;
@@ -130,6 +116,9 @@ static void frame_module(Dwfl_Module *mod, struct hs_frame *f)
 	f->module = name;
 	f->mod_start = start;
 	f->mod_end = end;
+	/* The build id is known once the ELF is (--symbolize=none reads
+	 * nothing else of it). */
+	dwfl_module_getelf(mod, &bias);
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (n > 0 && bits) {
 		if (n > HS_BUILD_ID_MAX)

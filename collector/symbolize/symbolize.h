@@ -101,6 +101,29 @@ void hs_syms__set_raw(struct hs_syms *s, bool raw);
  * demangled (the caller keeps name) or on ENOMEM.  Thread-safe. */
 char *hs_demangle(const char *name);
 
+/* ----------------------------------------------- "symbolize_offline.c" */
+
+/* What hs_symbolize_pprof did: mappings seen and whose object was found
+ * (by build id), locations seen and symbolized from an object. */
+struct hs_symbolize_stats {
+	size_t mappings, mappings_found, locations, locations_symbolized;
+};
+
+/*
+ * Symbolize a pprof profile (len bytes of in, gzip'd or not) whose
+ * locations have addresses and mappings with build ids: each mapping's
+ * object found by build id (its file if it is still that build,
+ * /usr/lib/debug/.build-id, debuginfod when DEBUGINFOD_URLS is set),
+ * every location without lines given its lines (inlined calls first);
+ * the rest of the profile as it was.  *out is the gzip'd profile
+ * (malloc'd).  0, -EINVAL (not a profile, or a sample names a location
+ * that does not exist), -EFBIG, -E2BIG (over 16 sample types), -ENOMEM.
+ * Not thread-safe (libdwfl state per call, but the debuginfod client's
+ * environment is the process's).
+ */
+int hs_symbolize_pprof(const uint8_t *in, size_t len, uint8_t **out,
+		       size_t *olen, struct hs_symbolize_stats *st);
+
 /* ------------------------------------------------- "symbolize_cache.c" */
 
 /* The cross-process symbol cache (by build id): lookups that hit and

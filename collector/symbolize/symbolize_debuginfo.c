@@ -15,8 +15,16 @@
  *     DEBUGINFOD_URLS is set, the debuginfod servers it names (libdwfl
  *     loads libdebuginfod.so.1; downloads go to DEBUGINFOD_CACHE_PATH or
  *     $XDG_CACHE_HOME/debuginfod_client).
+ * hs_debuginfod_find asks the servers directly (`heapscope symbolize`,
+ * which has a build id and no file), through libdebuginfod.so.1 loaded on
+ * first use as libdwfl loads it, so the collector has no link-time
+ * dependency on libdebuginfod and its HTTP stack.
  */
+#include <dlfcn.h>
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <pthread.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -119,4 +127,46 @@ int hs_syms__find_debuginfo(Dwfl_Module *mod, void **userdata,
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
 					    file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
+}
+
+static struct {
+	pthread_once_t once;
+	debuginfod_client *(*begin)(void);
+	int (*find)(debuginfod_client *, const unsigned char *, int, char **);
+	void (*end)(debuginfod_client *);
+} dfd = {.once = PTHREAD_ONCE_INIT};
+
+static void dfd_load(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	dfd.begin =
+		(debuginfod_client * (*)(void)) dlsym(h, "debuginfod_begin");
+	dfd.find = (int (*)(debuginfod_client *, const unsigned char *, int,
+			    char **))dlsym(h, "debuginfod_find_debuginfo");
+	dfd.end = (void (*)(debuginfod_client *))dlsym(h, "debuginfod_end");
+	if (!dfd.begin || !dfd.find || !dfd.end)
+		dfd.begin = NULL;
+}
+
+int hs_debuginfod_find(const unsigned char *bits, int n, char **path)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *c;
+	int fd;
+
+	if (!urls || !*urls || n <= 0)
+		return -ENOENT;
+	pthread_once(&dfd.once, dfd_load);
+	if (!dfd.begin)
+		return -ELIBACC;
+	c = dfd.begin();
+	if (!c)
+		return -ENOMEM;
+	/* one client per call: a client is not thread-safe */
+	fd = dfd.find(c, bits, n, path);
+	dfd.end(c);
+	return fd >= 0 ? fd : (fd == -ENOSYS ? -ENOENT : fd);
 }

@@ -119,9 +119,13 @@ struct hs_chain *chain_raw(Dwfl_Module *mod, Dwarf_Addr pc)
 {
 	char buf[512];
 	struct raw_line r = {.name = buf};
+	struct hs_chain *c;
 
 	raw_name(mod, pc, buf, sizeof(buf));
-	return chain_build(&r, 1);
+	c = chain_build(&r, 1);
+	if (c)
+		c->raw = true;
+	return c;
 }
 
 /* The name of a function's DIE: its linkage name (mangled), else its
@@ -214,11 +218,11 @@ static uint32_t inlined_calls(Dwarf_Die *cu, Dwarf_Addr pc,
 	return n;
 }
 
-struct hs_chain *chain_new(Dwfl_Module *mod, Dwarf_Addr pc, const char *name)
+struct hs_chain *chain_new(Dwfl_Module *mod, Dwarf_Addr pc)
 {
 	struct raw_line raw[HS_INLINE_MAX];
-	const char *file = NULL, *fn_name = NULL;
-	char fallback[512];
+	const char *file = NULL, *fn_name = NULL, *name;
+	char fallback[512], sym[1024];
 	Dwarf_Addr bias = 0;
 	Dwfl_Line *dl;
 	Dwarf_Die *cu;
@@ -227,6 +231,13 @@ struct hs_chain *chain_new(Dwfl_Module *mod, Dwarf_Addr pc, const char *name)
 
 	if (!mod)
 		return chain_raw(NULL, pc);
+	/* .symtab, else .dynsym; without its @@VERSION */
+	name = dwfl_module_addrname(mod, pc);
+	if (name && *name) {
+		snprintf(sym, sizeof(sym), "%.*s", (int)strcspn(name, "@"),
+			 name);
+		name = sym;
+	}
 	dl = dwfl_module_getsrc(mod, pc);
 	if (dl)
 		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
@@ -240,6 +251,8 @@ struct hs_chain *chain_new(Dwfl_Module *mod, Dwarf_Addr pc, const char *name)
 				  &line, &fn_name);
 	if (!name || !*name)
 		name = fn_name;
+	if (!n && (!name || !*name))
+		return chain_raw(mod, pc);
 	if (!name || !*name) {
 		raw_name(mod, pc, fallback, sizeof(fallback));
 		name = fallback;

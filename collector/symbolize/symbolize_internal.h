@@ -45,6 +45,7 @@ struct range {
  */
 struct hs_chain {
 	char *folded;
+	bool raw;   /* no name found: the one line is "module+0xoff" */
 	uint32_t n; /* >= 1 */
 	struct hs_line l[];
 };
@@ -100,18 +101,24 @@ struct hs_chain *gcache_put(uint64_t bid, uint64_t off, struct hs_chain *c);
 
 /*
  * symbolize_inline.c.  chain_new: the chain of pc (a call site: return
- * address - 1) in mod, whose symbol-table name is `name` (NULL: none,
- * then the DWARF name or "module+0xoff"); the inlined calls at pc from
- * its DWARF (none without debug info).  NULL on ENOMEM.  chain_raw: the
+ * address - 1) in mod: the function by its symbol-table name (else its
+ * DWARF name, else "module+0xoff"), the inlined calls at pc from its
+ * DWARF (none without debug info).  NULL on ENOMEM.  chain_raw: the
  * one line "module+0xoff" (or "[unknown]" when mod is NULL), no DWARF
  * read.  chain_free(NULL) is a no-op.  Use mod as its hs_syms allows.
  */
-struct hs_chain *chain_new(Dwfl_Module *mod, Dwarf_Addr pc, const char *name);
+struct hs_chain *chain_new(Dwfl_Module *mod, Dwarf_Addr pc);
 struct hs_chain *chain_raw(Dwfl_Module *mod, Dwarf_Addr pc);
 void chain_free(struct hs_chain *c);
 
 /* symbolize_debuginfo.c: libdwfl's find_debuginfo callback (Dwfl_Callbacks)
- * for the modules of a struct hs_syms (module userdata). */
+ * for the modules of a struct hs_syms (module userdata; NULL: only
+ * libdwfl's standard places).  hs_debuginfod_find: the debug file of build
+ * id bits (n bytes) from the servers in DEBUGINFOD_URLS, through
+ * libdebuginfod.so.1 (loaded on first use): an fd and *path (malloc'd),
+ * or -ENOENT (not found, no DEBUGINFOD_URLS), -ELIBACC (no
+ * libdebuginfod), -errno.  Thread-safe. */
+int hs_debuginfod_find(const unsigned char *bits, int n, char **path);
 int hs_syms__find_debuginfo(Dwfl_Module *mod, void **userdata,
 			    const char *modname, Dwarf_Addr base,
 			    const char *file_name,
