@@ -67,7 +67,7 @@ static __attribute__((noinline)) void keep_log(void)
 
 int main()
 {
-	table.insert(512);
+	table.insert(512); /* HS_LINE:main_insert */
 	keep_log();
 	std::printf("ready %d\n", (int)getpid());
 	std::fflush(stdout);
