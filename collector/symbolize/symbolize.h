@@ -2,8 +2,10 @@
 /*
  * symbolize.h - collector/symbolize/: return addresses of a process to
  * function names, source files and lines, modules and build ids (libdwfl),
- * after the process has exited too.  What its three files share inside is
- * symbolize_internal.h.  A struct hs_syms is used by one thread at a time
+ * after the process has exited too, with the calls inlined at each
+ * address (DWARF) and debug info from debug files and debuginfod; and the
+ * offline symbolization of a pprof profile (`heapscope symbolize`).  What
+ * its files share inside is symbolize_internal.h.  A struct hs_syms is used by one thread at a time
  * (the daemon: under its process's symbol lock); the cross-process cache
  * is thread-safe.
  */

@@ -13,6 +13,8 @@
  *   symbolize_debuginfo.c  where a module's debug info is found: the
  *                      target's /usr/lib/debug, .gnu_debuglink,
  *                      debuginfod (libdwfl's find_debuginfo callback).
+ *   symbolize_offline.c  a pprof profile's raw addresses symbolized by
+ *                      build id (`heapscope symbolize`).
  *   demangle.c         C++ and Rust names demangled (hs_demangle).
  * A struct hs_syms is used by one thread at a time (not thread-safe).
  */
