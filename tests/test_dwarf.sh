@@ -22,6 +22,9 @@
 #              debug file; the stripped copy is named with DEBUGINFOD_URLS,
 #              not without; an unsymbolized profile of it symbolized by
 #              `heapscope symbolize` after the copy is deleted
+#   daemon     `heapscope daemon` names the inlined helper as record does
+#              (pprof over HTTP); with --symbolize=none its profile has raw
+#              addresses and build ids, which `heapscope symbolize` names
 #   offline    --symbolize=none leaves addresses, mappings and build ids
 #              only; `heapscope symbolize` gives the same locations (names,
 #              files, lines, inlined calls) as recording symbolized; bad
@@ -295,8 +298,62 @@ offline)
 	[ $? -eq 2 ] && grep -q "local or none" "$work/opt.err" ||
 		bad "record --symbolize=bogus: $(cat "$work/opt.err")"
 	;;
+daemon)
+	command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+	start t env LD_PRELOAD="$LIB" "$TARGET"
+	# daemon ARGS...: a daemon on a free port following only LIB; sets
+	# url once it lists the target
+	daemon() {
+		local d
+		for _try in 1 2 3 4 5; do
+			port=$((10000 + RANDOM % 20000))
+			"$HEAPSCOPE" daemon --lib "$LIB" --no-copies \
+				--listen 127.0.0.1:$port "$@" 2>"$work/daemon.err" &
+			d=$!
+			for _ in $(seq 1 200); do
+				grep -q 'listening on' "$work/daemon.err" && break
+				kill -0 "$d" 2>/dev/null || break
+				sleep 0.05
+			done
+			grep -q 'listening on' "$work/daemon.err" && break
+			wait "$d" 2>/dev/null
+		done
+		grep -q 'listening on' "$work/daemon.err" ||
+			{ echo "FAIL: daemon did not start"; cat "$work/daemon.err"; exit 1; }
+		dpid=$d
+		pids+=("$d")
+		url=http://127.0.0.1:$port
+		for _ in $(seq 1 100); do
+			curl -sf "$url/processes" | grep -q "\"pid\": *$tpid[,}]" && return
+			sleep 0.1
+		done
+		echo "FAIL: the daemon does not follow $tpid"; curl -s "$url/processes"; exit 1
+	}
+	stop_daemon() { kill "$dpid"; wait "$dpid" 2>/dev/null; }
+	daemon
+	curl -sf -o "$work/d.pb.gz" "$url/debug/pprof/heap?pid=$tpid" || bad "scrape"
+	curl -sf -o "$work/d.folded" "$url/debug/pprof/heap?pid=$tpid&format=folded" || bad "folded scrape"
+	stop_daemon
+	check_folded "$work/d.folded" "daemon"
+	check_pprof "$work/d.pb.gz" "daemon"
+	daemon --symbolize=none
+	curl -sf -o "$work/raw.pb.gz" "$url/debug/pprof/heap?pid=$tpid" || bad "scrape (none)"
+	stop_daemon
+	raw "$work/raw.pb.gz"
+	if sed -n '/^Locations/,/^Mappings/p' "$work/raw.pb.gz.raw" | grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ .*[^ ]'; then
+		bad "daemon --symbolize=none: locations have lines"
+	fi
+	grep -qE "^[0-9]+: 0x.* $TARGET $(build_id "$TARGET")" "$work/raw.pb.gz.raw" ||
+		bad "daemon --symbolize=none: no mapping of $TARGET with its build id"
+	"$HEAPSCOPE" symbolize "$work/raw.pb.gz" "$work/sym.pb.gz" 2>"$work/sym.err" ||
+		{ bad "heapscope symbolize"; cat "$work/sym.err"; }
+	check_pprof "$work/sym.pb.gz" "daemon --symbolize=none + symbolize"
+	"$HEAPSCOPE" daemon --symbolize=remote >/dev/null 2>"$work/opt.err"
+	[ $? -eq 2 ] && grep -q "local or none" "$work/opt.err" ||
+		bad "daemon --symbolize=remote: $(cat "$work/opt.err")"
+	;;
 *)
-	echo "usage: test_dwarf.sh inline|stripped|debuginfod|offline HEAPSCOPE LIB TARGET SOURCE"
+	echo "usage: test_dwarf.sh inline|stripped|debuginfod|daemon|offline HEAPSCOPE LIB TARGET SOURCE"
 	exit 2
 	;;
 esac

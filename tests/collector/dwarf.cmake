@@ -12,8 +12,8 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   # record of names_target: the always_inline helper its own frame and
   # Line; stripped copies (debuglink, build-id dir in the target's mount
   # namespace); a real debuginfod on 127.0.0.1; --symbolize=none and
-  # `heapscope symbolize` (root, BPF)
-  foreach(mode inline stripped debuginfod offline)
+  # `heapscope symbolize`; the daemon, symbolizing and not (root, BPF)
+  foreach(mode inline stripped debuginfod daemon offline)
     add_test(NAME symbolize_dwarf_${mode}
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_dwarf.sh ${mode}
         $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
