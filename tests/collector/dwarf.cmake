@@ -7,6 +7,14 @@ add_executable(test_pprof_decode ${CMAKE_CURRENT_SOURCE_DIR}/test_pprof_decode.c
 target_link_libraries(test_pprof_decode PRIVATE heapscope_pprof
   heapscope_pprof_decode ${CMOCKA_LIB})
 add_test(NAME pprof_decode COMMAND test_pprof_decode)
+# libFuzzer over the decoder (the profiles `heapscope symbolize` reads are
+# untrusted; clang builds it in the script; 77 = skip without libFuzzer)
+add_test(NAME rel_fuzz_pprof_decode
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzz_pprof.sh
+    ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fuzz 20)
+set_tests_properties(rel_fuzz_pprof_decode PROPERTIES TIMEOUT 240
+  LABELS "fuzz;reliability" SKIP_RETURN_CODE 77
+  WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
 if(HEAPSCOPE_BUILD_COLLECTOR)
   # record of names_target: the always_inline helper its own frame and
