@@ -16,8 +16,9 @@
 #              with --add-gnu-debuglink and the debug file beside it, one
 #              whose debug file is only in /usr/lib/debug/.build-id/ of the
 #              target's own mount namespace (unshare -m, the recorder
-#              outside it); both symbolize as TARGET does, a copy with no
-#              debug file anywhere does not
+#              outside it); both symbolize as TARGET does, also with a
+#              FIFO planted at the build-id path; a copy with no debug file
+#              anywhere does not
 #   debuginfod a real elfutils debuginfod on 127.0.0.1 serving only the
 #              debug file; the stripped copy is named with DEBUGINFOD_URLS,
 #              not without; an unsymbolized profile of it symbolized by
@@ -185,6 +186,19 @@ stripped)
 	record "$tpid" "$work/bid.pb.gz" --format pprof
 	check_folded "$work/bid.folded" "build-id dir"
 	check_pprof "$work/bid.pb.gz" "build-id dir"
+	# 2b. a FIFO where the build-id file would be (a hostile container):
+	# not waited on; the debuglink beside the binary names it
+	mkdir -p "$work/fiforoot/.build-id/${bid:0:2}" "$work/fifo"
+	mkfifo "$work/fiforoot/.build-id/${bid:0:2}/${bid:2}.debug"
+	make_stripped "$work/fifo/names_fifo"
+	cp "$work/names.debug" "$work/fifo/names_fifo.debug"
+	objcopy --add-gnu-debuglink="$work/fifo/names_fifo.debug" "$work/fifo/names_fifo" || exit 1
+	start fifo unshare -m --propagation private sh -c \
+		'mount --bind "$0" /usr/lib/debug && exec env LD_PRELOAD="$1" "$2"' \
+		"$work/fiforoot" "$LIB" "$work/fifo/names_fifo"
+	timeout 60 "$HEAPSCOPE" record -p "$tpid" -d 1 -o "$work/fifo.folded" 2>"$work/fifo.err" ||
+		{ bad "record with a FIFO for a debug file (exit $?)"; cat "$work/fifo.err"; }
+	check_folded "$work/fifo.folded" "FIFO at the build-id path"
 	# 3. control: no debug file anywhere, no names of the program's own
 	mkdir -p "$work/none"
 	make_stripped "$work/none/names_none"

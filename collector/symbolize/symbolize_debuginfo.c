@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize_internal.h"
@@ -50,11 +51,27 @@ static bool has_build_id(int fd, const unsigned char *bits, int n)
 	return ok;
 }
 
+int hs_open_regular(const char *path)
+{
+	/* O_NONBLOCK: a FIFO planted where a debug file is looked for must
+	 * not block the daemon; then only a regular file is kept. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* fd of path if it has the build id (and *out its name), else -1. */
 static int try_path(const char *path, const unsigned char *bits, int n,
 		    char **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hs_open_regular(path);
 
 	if (fd < 0)
 		return -1;

@@ -121,6 +121,9 @@ void chain_free(struct hs_chain *c);
  * or -ENOENT (not found, no DEBUGINFOD_URLS), -ELIBACC (no
  * libdebuginfod), -errno.  Thread-safe. */
 int hs_debuginfod_find(const unsigned char *bits, int n, char **path);
+/* path opened read-only if it is a regular file (never blocks on a FIFO,
+ * never a device): the fd, or -1. */
+int hs_open_regular(const char *path);
 int hs_syms__find_debuginfo(Dwfl_Module *mod, void **userdata,
 			    const char *modname, Dwarf_Addr base,
 			    const char *file_name,

@@ -20,7 +20,6 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stddef.h>
@@ -67,7 +66,7 @@ static int open_object(const char *path, const unsigned char *bits, int n,
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = hs_open_regular(path);
 	if (fd < 0)
 		return -1;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
