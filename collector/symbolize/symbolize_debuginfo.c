@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "symbolize_internal.h"
+#include "target.h"
 
 /* Does the ELF file open at fd carry build id bits (n bytes)? */
 static bool has_build_id(int fd, const unsigned char *bits, int n)
@@ -86,40 +87,36 @@ static int try_path(const char *path, const unsigned char *bits, int n,
 static int find_in_target(pid_t pid, const char *modname, const char *debuglink,
 			  const unsigned char *bits, int n, char **out)
 {
-	char path[PATH_MAX], dir[PATH_MAX];
+	char tpath[PATH_MAX], path[PATH_MAX + 64], dir[PATH_MAX];
+	const char *fmt[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
 	size_t len;
 	int fd;
 
-	len = (size_t)snprintf(path, sizeof(path),
-			       "/proc/%d/root/usr/lib/debug/.build-id/%02x/",
-			       (int)pid, bits[0]);
-	for (int i = 1; i < n && len + 3 < sizeof(path); i++, len += 2)
-		snprintf(path + len, 3, "%02x", bits[i]);
-	if (len + 7 < sizeof(path)) {
-		strcpy(path + len, ".debug");
-		fd = try_path(path, bits, n, out);
-		if (fd >= 0)
-			return fd;
-	}
+	/* Paths as the target sees them, opened through its root
+	 * (hs_target__open_path: /proc/PID/root/...). */
+	len = (size_t)snprintf(tpath, sizeof(tpath),
+			       "/usr/lib/debug/.build-id/%02x/", bits[0]);
+	for (int i = 1; i < n; i++, len += 2)
+		snprintf(tpath + len, 3, "%02x", bits[i]);
+	strcpy(tpath + len, ".debug"); /* n <= HS_BUILD_ID_MAX: it fits */
+	hs_target__open_path(pid, tpath, "", path, sizeof(path));
+	fd = try_path(path, bits, n, out);
+	if (fd >= 0)
+		return fd;
 	if (!debuglink || !*debuglink || strchr(debuglink, '/') ||
 	    modname[0] != '/')
 		return -1;
 	/* The object's directory, as the target sees it. */
 	snprintf(dir, sizeof(dir), "%s", modname);
 	*strrchr(dir, '/') = '\0';
-	{
-		const char *fmt[] = {"/proc/%d/root%s/%s",
-				     "/proc/%d/root%s/.debug/%s",
-				     "/proc/%d/root/usr/lib/debug%s/%s"};
-
-		for (size_t k = 0; k < sizeof(fmt) / sizeof(fmt[0]); k++) {
-			if (snprintf(path, sizeof(path), fmt[k], (int)pid, dir,
-				     debuglink) >= (int)sizeof(path))
-				continue;
-			fd = try_path(path, bits, n, out);
-			if (fd >= 0)
-				return fd;
-		}
+	for (size_t k = 0; k < sizeof(fmt) / sizeof(fmt[0]); k++) {
+		if (snprintf(tpath, sizeof(tpath), fmt[k], dir, debuglink) >=
+		    (int)sizeof(tpath))
+			continue;
+		hs_target__open_path(pid, tpath, "", path, sizeof(path));
+		fd = try_path(path, bits, n, out);
+		if (fd >= 0)
+			return fd;
 	}
 	return -1;
 }
@@ -135,7 +132,8 @@ int hs_syms__find_debuginfo(Dwfl_Module *mod, void **userdata,
 	int n, fd;
 
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (s && s->pid > 0 && n > 0 && bits && modname) {
+	if (s && s->pid > 0 && n > 0 && n <= HS_BUILD_ID_MAX && bits &&
+	    modname) {
 		fd = find_in_target(s->pid, modname, debuglink_file, bits, n,
 				    debuginfo_file_name);
 		if (fd >= 0)
