@@ -161,7 +161,12 @@ struct pprof_builder {
 	struct itab functab;
 
 	uint64_t nlocs;
-	struct itab loctab; /* key = address, exact */
+	/* key = hash of (scope, address); lockeys[id - 1] the exact pair */
+	struct itab loctab;
+	struct loc_key {
+		uint64_t scope, address;
+	} *lockeys;
+	size_t caplocs;
 	uint64_t nmaps;
 
 	uint64_t types[PPROF_MAX_VALUES][2];
@@ -253,6 +258,7 @@ void pprof_free(struct pprof_builder *b)
 	free(b->funcs);
 	free(b->functab.e);
 	free(b->loctab.e);
+	free(b->lockeys);
 	free(b->comments);
 	free(b->samples.p);
 	free(b->mappings.p);
@@ -393,26 +399,65 @@ oom:
 	return 0;
 }
 
-uint64_t pprof_location_find(const struct pprof_builder *b, uint64_t address)
+struct loc_ctx {
+	const struct pprof_builder *b;
+	struct loc_key k;
+};
+
+static bool loc_eq(const void *ctx, uint64_t id)
 {
-	struct ient *e = itab_find(&b->loctab, address, NULL, NULL);
+	const struct loc_ctx *c = ctx;
+	const struct loc_key *k = &c->b->lockeys[id - 1];
+
+	return k->scope == c->k.scope && k->address == c->k.address;
+}
+
+static uint64_t loc_hash(uint64_t scope, uint64_t address)
+{
+	return address ^ mix(scope + 0x9e3779b97f4a7c15ULL);
+}
+
+uint64_t pprof_location_find_in(const struct pprof_builder *b, uint64_t scope,
+				uint64_t address)
+{
+	struct loc_ctx c = {b, {scope, address}};
+	struct ient *e =
+		itab_find(&b->loctab, loc_hash(scope, address), loc_eq, &c);
 
 	return e ? e->id : 0;
 }
 
-uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id,
-			uint64_t address, const struct pprof_line *lines,
-			size_t n)
+uint64_t pprof_location_find(const struct pprof_builder *b, uint64_t address)
+{
+	return pprof_location_find_in(b, 0, address);
+}
+
+uint64_t pprof_location_in(struct pprof_builder *b, uint64_t scope,
+			   uint64_t mapping_id, uint64_t address,
+			   const struct pprof_line *lines, size_t n)
 {
 	struct pprof_buf *m = &b->m1, *l = &b->m2;
-	uint64_t id = pprof_location_find(b, address);
+	uint64_t id = pprof_location_find_in(b, scope, address);
+	struct loc_ctx c = {b, {scope, address}};
 
 	if (id)
 		return id;
 	if (b->oom)
 		return 0;
 	id = b->nlocs + 1;
-	if (itab_put(&b->loctab, address, id, NULL, NULL)) {
+	if (b->nlocs == b->caplocs) {
+		size_t ncap = b->caplocs ? b->caplocs * 2 : 256;
+		struct loc_key *nk = realloc(b->lockeys, ncap * sizeof(*nk));
+
+		if (!nk) {
+			b->oom = true;
+			return 0;
+		}
+		b->lockeys = nk;
+		b->caplocs = ncap;
+	}
+	b->lockeys[b->nlocs] = c.k;
+	if (itab_put(&b->loctab, loc_hash(scope, address), id, loc_eq, &c)) {
 		b->oom = true;
 		return 0;
 	}
@@ -431,6 +476,13 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id,
 		return 0;
 	}
 	return id;
+}
+
+uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id,
+			uint64_t address, const struct pprof_line *lines,
+			size_t n)
+{
+	return pprof_location_in(b, 0, mapping_id, address, lines, n);
 }
 
 int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs,

@@ -82,6 +82,17 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id,
 /* Is a location for `address` known?  Its id, or 0. */
 uint64_t pprof_location_find(const struct pprof_builder *b, uint64_t address);
 /*
+ * The same two within a scope: locations are interned by (scope, address),
+ * so one profile can hold several address spaces (a host profile: one
+ * scope per process, whose equal addresses are different code).  The
+ * functions above are scope 0.
+ */
+uint64_t pprof_location_in(struct pprof_builder *b, uint64_t scope,
+			   uint64_t mapping_id, uint64_t address,
+			   const struct pprof_line *lines, size_t n);
+uint64_t pprof_location_find_in(const struct pprof_builder *b, uint64_t scope,
+				uint64_t address);
+/*
  * One sample: location ids innermost first, `nvalues` values (must equal
  * the number of sample types), labels.  -EINVAL on a count mismatch.
  */

@@ -71,7 +71,7 @@ base="http://127.0.0.1:$port"
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@"; }
 
 # 3. malformed queries -> 4xx
-for q in "/debug/pprof/heap" "/debug/pprof/heap?pid=abc" \
+for q in "/debug/pprof/allocs?window=1" "/debug/pprof/heap?pid=abc" \
 	"/debug/pprof/heap?pid=-1" "/debug/pprof/heap?pid=99999999999999999999" \
 	"/debug/pprof/heap?pid=1&format=bogus" \
 	"/debug/pprof/allocs?pid=1&seconds=-5" \

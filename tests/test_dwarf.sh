@@ -25,7 +25,10 @@
 #              `heapscope symbolize` after the copy is deleted
 #   daemon     `heapscope daemon` names the inlined helper as record does
 #              (pprof over HTTP); with --symbolize=none its profile has raw
-#              addresses and build ids, which `heapscope symbolize` names
+#              addresses and build ids, which `heapscope symbolize` names;
+#              also its host profile of names_target twice and python3,
+#              all at the same addresses (setarch -R): each Location named
+#              from its own process's object
 #   offline    --symbolize=none leaves addresses, mappings and build ids
 #              only; `heapscope symbolize` gives the same locations (names,
 #              files, lines, inlined calls) as recording symbolized; bad
@@ -109,16 +112,14 @@ check_folded() {
 		{ bad "$2: folded has no ...;main;$INSERT;$NEW_ROW and ...;main;keep_log()"; cat "$1"; }
 }
 
-# check_pprof FILE WHAT: -raw has a location whose first Line is new_row at
-# its malloc line (system name _ZN3app6detail7new_rowEm) and second Line
-# insert at its call (system name _ZN3app5Table6insertEm), nothing else;
-# keep_log() and main at their lines.
-check_pprof() {
-	raw "$1"
+# count_inline RAW: how many Locations of `pprof -raw` output RAW have
+# exactly two Lines, new_row at its malloc line (system name
+# _ZN3app6detail7new_rowEm) then insert at its call (_ZN3app5Table6insertEm).
+count_inline() {
 	awk -v f="$SRCBASE" -v lm="$L_MALLOC" -v lc="$L_CALL" -v nr="$NEW_ROW" -v ins="$INSERT" '
-		/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
+		/^Locations/ { on = 1; next } /^Mappings/ { if (cur == 2 && good) found++; on = 0; cur = 0 }
 		!on { next }
-		/^ +[0-9]+: 0x/ { if (cur == 2 && good) found = 1
+		/^ +[0-9]+: 0x/ { if (cur == 2 && good) found++
 			cur = 0; good = 0
 			if (index($0, " " nr " ") && index($0, f ":" lm " ") &&
 			    $0 ~ /\(_ZN3app6detail7new_rowEm\)$/) { cur = 1; good = 1 }
@@ -128,7 +129,14 @@ check_pprof() {
 			      $0 ~ /\(_ZN3app5Table6insertEm\)$/)) good = 0
 			next }
 		cur == 2 { good = 0 }
-		END { if (cur == 2 && good) found = 1; exit !found }' "$1.raw" ||
+		END { if (cur == 2 && good) found++; print found + 0 }' "$1"
+}
+
+# check_pprof FILE WHAT: -raw has such a Location (count_inline);
+# keep_log() and main at their lines.
+check_pprof() {
+	raw "$1"
+	[ "$(count_inline "$1.raw")" -ge 1 ] ||
 		bad "$2: no Location with Lines $NEW_ROW $SRCBASE:$L_MALLOC then $INSERT $SRCBASE:$L_CALL"
 	grep -qE " keep_log\(\) [^ ]*$SRCBASE:$L_LOG s=[0-9]+\(_ZL8keep_logv\)\$" "$1.raw" ||
 		bad "$2: no keep_log() at $SRCBASE:$L_LOG (system name _ZL8keep_logv)"
@@ -362,6 +370,47 @@ daemon)
 	"$HEAPSCOPE" symbolize "$work/raw.pb.gz" "$work/sym.pb.gz" 2>"$work/sym.err" ||
 		{ bad "heapscope symbolize"; cat "$work/sym.err"; }
 	check_pprof "$work/sym.pb.gz" "daemon --symbolize=none + symbolize"
+	# the host profile of processes at the same addresses (ASLR off):
+	# two names_target and python3, a different PIE mapped at the same
+	# place; each Location must be symbolized in its own process's object
+	start t2 setarch -R env LD_PRELOAD="$LIB" "$TARGET"
+	t2=$tpid
+	start py setarch -R env LD_PRELOAD="$LIB" python3 -c \
+		'import os, time; keep = [bytearray(70000) for _ in range(400)]; print("ready", os.getpid(), flush=True); time.sleep(600)'
+	py=$tpid
+	start t3 setarch -R env LD_PRELOAD="$LIB" "$TARGET"
+	a2=$(awk -v f="$TARGET" '$NF == f { print $1; exit }' /proc/$t2/maps)
+	a3=$(awk -v f="$TARGET" '$NF == f { print $1; exit }' /proc/$tpid/maps)
+	ap=$(awk '$NF ~ /python3/ { print $1; exit }' /proc/$py/maps)
+	[ -n "$a2" ] && [ "$a2" = "$a3" ] && [ "${ap%%-*}" = "${a2%%-*}" ] ||
+		skip "setarch -R did not place the binaries at one address ($a2, $a3, $ap)"
+	daemon --symbolize=none
+	for p in $t2 $py; do
+		for _ in $(seq 1 100); do
+			curl -sf "$url/processes" | grep -q "\"pid\": *$p[,}]" && break
+			sleep 0.1
+		done
+	done
+	curl -sf -o "$work/host.pb.gz" "$url/debug/pprof/heap" || bad "host scrape (none)"
+	stop_daemon
+	"$HEAPSCOPE" symbolize "$work/host.pb.gz" "$work/host.sym.pb.gz" 2>"$work/hsym.err" ||
+		{ bad "heapscope symbolize (host)"; cat "$work/hsym.err"; }
+	raw "$work/host.sym.pb.gz"
+	[ "$(count_inline "$work/host.sym.pb.gz.raw")" -ge 1 ] ||
+		bad "host profile: no Location with the inlined helper's two Lines"
+	# python3's locations (its mapping ids) named after names_target's
+	# functions would be addresses looked up in the wrong process's object
+	pyids=$(sed -n '/^Mappings/,$p' "$work/host.sym.pb.gz.raw" |
+		awk '$0 ~ /python3/ { sub(/:$/, "", $1); print $1 }')
+	[ -n "$pyids" ] || bad "host profile: no python3 mapping"
+	for id in $pyids; do
+		if sed -n '/^Locations/,/^Mappings/p' "$work/host.sym.pb.gz.raw" |
+			grep -E " M=$id " | grep -qE 'new_row|keep_log|Table::insert|names_target\.cpp'; then
+			bad "host profile: python3's addresses named from names_target"
+		fi
+	done
+	grep -q "pid:\[$py\]" "$work/host.sym.pb.gz.raw" || bad "host profile: no samples of python3 ($py)"
+	[ $fail -eq 0 ] || sed -n '/^Locations/,$p' "$work/host.sym.pb.gz.raw"
 	"$HEAPSCOPE" daemon --symbolize=remote >/dev/null 2>"$work/opt.err"
 	[ $? -eq 2 ] && grep -q "local or none" "$work/opt.err" ||
 		bad "daemon --symbolize=remote: $(cat "$work/opt.err")"

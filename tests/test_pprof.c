@@ -389,6 +389,36 @@ static void test_interning_grows(void **state)
 	pprof_free(b);
 }
 
+/* Scoped locations (a host profile: one scope per process): the same
+ * address in two scopes is two locations, in one scope one; scope 0 is
+ * what pprof_location uses.  Across growth of the table too. */
+static void test_location_scopes(void **state)
+{
+	struct pprof_builder *b = pprof_new();
+	uint64_t a, c, z;
+
+	(void)state;
+	assert_non_null(b);
+	z = pprof_location(b, 1, 0x400123, NULL, 0);
+	a = pprof_location_in(b, 1, 2, 0x400123, NULL, 0);
+	c = pprof_location_in(b, 2, 3, 0x400123, NULL, 0);
+	assert_int_equal(z, 1);
+	assert_int_equal(a, 2);
+	assert_int_equal(c, 3);
+	assert_int_equal(pprof_location_in(b, 1, 2, 0x400123, NULL, 0), a);
+	assert_int_equal(pprof_location_find_in(b, 2, 0x400123), c);
+	assert_int_equal(pprof_location_find_in(b, 0, 0x400123), z);
+	assert_int_equal(pprof_location_find(b, 0x400123), z);
+	assert_int_equal(pprof_location_find_in(b, 3, 0x400123), 0);
+	for (uint64_t s = 3; s < 3000; s++)
+		assert_int_equal(pprof_location_in(b, s, 0, 0x400123, NULL, 0),
+				 s + 1);
+	for (uint64_t s = 3; s < 3000; s += 11)
+		assert_int_equal(pprof_location_find_in(b, s, 0x400123), s + 1);
+	assert_int_equal(pprof_location_find_in(b, 1, 0x400123), a);
+	pprof_free(b);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct pprof_builder *b = pprof_new();
@@ -413,6 +443,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known_profile),
 		cmocka_unit_test(test_interning_grows),
+		cmocka_unit_test(test_location_scopes),
 		cmocka_unit_test(test_empty_profile),
 	};
 

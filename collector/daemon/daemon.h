@@ -3,8 +3,8 @@
  * daemon.h - `heapscope daemon`: the per-process table shared by the main
  * thread (ring buffer, sweeps: daemon.c; SIGHUP dumps: daemon_signals.c)
  * and libmicrohttpd's connection threads (http.c, http_profiles.c,
- * http_metrics.c).  Every field of struct hs_daemon and of every struct
- * hs_proc is protected by hs_daemon.lock.
+ * http_host.c, http_metrics.c).  Every field of struct hs_daemon and of
+ * every struct hs_proc is protected by hs_daemon.lock.
  */
 #ifndef HS_DAEMON_H
 #define HS_DAEMON_H
@@ -148,6 +148,8 @@ struct hs_snapshot {
 	const char *cptr[HS_REPORT_MAX_NOTES];
 	struct hs_pprof_meta meta;
 	enum hs_value value; /* folded / text value (0: inuse) */
+	/* labels parsed from info.cgroup ("" if none; meta points here) */
+	char container_id[HS_CONTAINER_ID_LEN + 1], unit[256];
 };
 
 /*
@@ -161,6 +163,16 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 /* Without the daemon lock: symbolize and encode as fmt; *out malloc'd. */
 int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,
 		      uint8_t **out, size_t *len);
+/*
+ * Without the daemon lock: the host profile, snaps[0..n) rendered as one
+ * profile of meta's types, time and comments (hs_render_host__*): each
+ * process's samples with its labels (pprof) or under a "COMM (PID)" root
+ * frame (folded, text, of value).  Takes each snapshot's symbol lock in
+ * turn.  *out malloc'd; 0 or -errno.
+ */
+int hs_daemon__render_host(struct hs_snapshot *snaps, size_t n,
+			   const struct hs_pprof_meta *meta, enum hs_value value,
+			   enum hs_format fmt, uint8_t **out, size_t *len);
 /* Under the daemon lock: drop the snapshot's references. */
 void hs_daemon__release(struct hs_daemon *d, struct hs_snapshot *snap);
 /* Ring-buffer events of pid dropped in BPF (thread-safe: a map read). */

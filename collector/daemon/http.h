@@ -3,11 +3,12 @@
  * http.h - the daemon's HTTP server across its files: listeners and
  * connection admission (http_server.c), request checks and routing
  * (http.c), who may read what (http_access.c), and the endpoint handlers
- * (http_profiles.c, http_metrics.c).  Handlers run in libmicrohttpd's
- * connection threads, many at once: they take d->lock only to read or
- * count shared state, never while they symbolize or encode.  Each returns
- * what libmicrohttpd's access handler returns: MHD_YES once a response is
- * queued, MHD_NO to drop the connection (no response could be made).
+ * (http_profiles.c, http_host.c, http_metrics.c, http_targets.c).
+ * Handlers run in libmicrohttpd's connection threads, many at once: they
+ * take d->lock only to read or count shared state, never while they
+ * symbolize or encode.  Each returns what libmicrohttpd's access handler
+ * returns: MHD_YES once a response is queued, MHD_NO to drop the
+ * connection (no response could be made).
  */
 #ifndef HS_HTTP_H
 #define HS_HTTP_H
@@ -118,6 +119,19 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
 				const struct hs_http_peer *who);
 enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c,
 			       const struct hs_http_peer *who);
+
+/* http_host.c: the host profile, heap and allocs without pid= or comm=:
+ * one profile of every followed process who may read, each sample
+ * labelled with its process (pid, comm, exe, cgroup, container_id,
+ * systemd_unit), in fmt; allocs (alloc_space the default, alloc_* since
+ * followed) or heap; secs > 0: the per-process difference over secs
+ * seconds.  200 (an empty profile when there is no process), 500 (out
+ * of memory), 503 (shutting down). */
+enum MHD_Result hs_http__host_profile(struct hs_daemon *d,
+				      struct MHD_Connection *c,
+				      const struct hs_http_peer *who,
+				      bool allocs, long secs,
+				      enum hs_format fmt);
 
 /* http_metrics.c: /processes (JSON array of the followed processes who
  * may read) and /metrics (Prometheus text; counters of the whole daemon,

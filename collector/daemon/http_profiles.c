@@ -2,10 +2,14 @@
 /*
  * http_profiles.c - the daemon's profile endpoints:
  *
- *   /debug/pprof/heap?pid=N|comm=NAME[&seconds=S][&debug=0|1][&format=...]
- *   /debug/pprof/allocs?pid=N|comm=NAME[&seconds=S|&window=S][&debug=0|1]
+ *   /debug/pprof/heap[?pid=N|comm=NAME][&seconds=S][&debug=0|1][&format=...]
+ *   /debug/pprof/allocs[?pid=N|comm=NAME][&seconds=S|&window=S][&debug=0|1]
  *                      [&format=pprof|folded|text]
  *   /debug/pprof/        an HTML index of the profiles and processes
+ *
+ * Without pid= or comm=, heap and allocs answer the host profile: every
+ * followed process the requester may read, in one profile
+ * (http_host.c); allocs?window= needs a process.
  *
  * As Go's net/http/pprof: heap and allocs are one profile with four
  * sample types (alloc_objects, alloc_space: allocations since the daemon
@@ -160,6 +164,13 @@ static int get_proc(struct hs_daemon *d, long pid, uint64_t start,
 	if (!err && start && (*p)->start_time != start)
 		err = -ESRCH; /* the pid was reused since */
 	return err;
+}
+
+/* Does the request name no process (neither pid= nor comm=)? */
+static bool no_process(struct MHD_Connection *c)
+{
+	return !MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid") &&
+	       !MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "comm");
 }
 
 /* Go's ?debug=N: 0 pprof, 1 or 2 text; -EINVAL otherwise. */
@@ -322,17 +333,20 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
 	enum hs_format fmt;
 	long pid, secs = 0;
 	uint64_t start;
+	bool host = no_process(c);
 	int err;
 
-	err = target_pid(d, c, who, &pid);
+	err = host ? 0 : target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
 		     parse_output(c, &fmt)))
 		err = -EINVAL;
 	if (err)
 		return target_error(d, c, err,
-				    "usage: /debug/pprof/heap?pid=N|comm=NAME"
+				    "usage: /debug/pprof/heap[?pid=N|comm=NAME]"
 				    "[&seconds=1..300][&debug=0|1]"
 				    "[&format=pprof|folded|text]");
+	if (host)
+		return hs_http__host_profile(d, c, who, false, secs, fmt);
 	/* before following it: nothing of another user's process is read */
 	err = hs_http__may_read(who, (pid_t)pid, &start);
 	if (err)
@@ -411,18 +425,23 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
 	enum hs_format fmt;
 	long pid, secs = 0, win = 0;
 	uint64_t start;
+	bool host = no_process(c);
 	int err;
 
-	err = target_pid(d, c, who, &pid);
+	err = host ? 0 : target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
 		     (swin && parse_uint(swin, MAX_WINDOW_S, &win)) ||
-		     (ssec && swin) || parse_output(c, &fmt)))
+		     (ssec && swin) || (host && swin) || parse_output(c, &fmt)))
 		err = -EINVAL;
 	if (err)
-		return target_error(d, c, err,
-				    "usage: /debug/pprof/allocs?pid=N|comm=NAME"
-				    "[&seconds=1..300|&window=1..300]"
-				    "[&debug=0|1][&format=pprof|folded|text]");
+		return target_error(
+			d, c, err,
+			"usage: /debug/pprof/allocs[?pid=N|comm=NAME]"
+			"[&seconds=1..300|&window=1..300 (with "
+			"pid= or comm=)][&debug=0|1]"
+			"[&format=pprof|folded|text]");
+	if (host)
+		return hs_http__host_profile(d, c, who, true, secs, fmt);
 	err = hs_http__may_read(who, (pid_t)pid, &start);
 	if (err)
 		return get_error(d, c, err, pid);
@@ -479,6 +498,10 @@ enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c,
 	      "<p>?debug=1: text instead of pprof; ?seconds=N: the "
 	      "difference over the next N seconds; allocs?window=N: only "
 	      "the allocations of the next N seconds.</p>\n"
+	      "<p>Every process in one profile (the host profile, each "
+	      "sample labelled with its process): "
+	      "<a href=\"/debug/pprof/allocs?debug=1\">allocs</a> "
+	      "<a href=\"/debug/pprof/heap?debug=1\">heap</a></p>\n"
 	      "<table>\n<tr><th>pid</th><th>comm</th><th>profiles</th>"
 	      "</tr>\n",
 	      f);

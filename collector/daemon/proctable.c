@@ -343,11 +343,16 @@ int hs_daemon__snapshot(struct hs_daemon *d, struct hs_proc *p,
 
 	memset(snap, 0, sizeof(*snap));
 	snap->info = p->info;
+	hs_proc__cgroup_ids(snap->info.cgroup, snap->container_id, snap->unit,
+			    sizeof(snap->unit));
 	snap->meta = (struct hs_pprof_meta){
 		.pid = p->pid,
 		.nspid = p->info.nspid,
 		.comm = snap->info.comm,
+		.exe = snap->info.binary,
 		.cgroup = snap->info.cgroup,
+		.container_id = snap->container_id,
+		.unit = snap->unit,
 		.period = p->ev.period,
 		.time_nanos = (int64_t)start_ns,
 		.duration_nanos = (int64_t)(hs_wall_ns() - start_ns),
@@ -386,6 +391,18 @@ void hs_daemon__release(struct hs_daemon *d, struct hs_snapshot *snap)
 	snap->aggs = NULL;
 }
 
+/* Stacks sampled since the last refresh may lie in a library loaded
+ * after it: refresh the maps now rather than name them [unknown].  Under
+ * the snapshot's symbol lock. */
+static void sync_maps(struct hs_snapshot *snap, struct hs_syms *syms)
+{
+	if (!syms)
+		return;
+	for (size_t i = 0; i < snap->naggs; i++)
+		hs_syms__check(syms, snap->aggs[i].stack, snap->aggs[i].depth);
+	hs_syms__sync(syms);
+}
+
 static int render_locked(struct hs_snapshot *snap, struct hs_syms *syms,
 			 enum hs_format fmt, uint8_t **out, size_t *len)
 {
@@ -398,15 +415,7 @@ static int render_locked(struct hs_snapshot *snap, struct hs_syms *syms,
 		.text_notes = true,
 	};
 
-	/* Stacks sampled since the last refresh may lie in a library
-	 * loaded after it: refresh the maps now rather than name them
-	 * [unknown]. */
-	if (syms) {
-		for (size_t i = 0; i < snap->naggs; i++)
-			hs_syms__check(syms, snap->aggs[i].stack,
-				       snap->aggs[i].depth);
-		hs_syms__sync(syms);
-	}
+	sync_maps(snap, syms);
 	return hs_render(&r, fmt, out, len);
 }
 
@@ -421,4 +430,31 @@ int hs_daemon__render(struct hs_snapshot *snap, enum hs_format fmt,
 	err = render_locked(snap, snap->sym->syms, fmt, out, len);
 	pthread_mutex_unlock(&snap->sym->lock);
 	return err;
+}
+
+int hs_daemon__render_host(struct hs_snapshot *snaps, size_t n,
+			   const struct hs_pprof_meta *meta, enum hs_value value,
+			   enum hs_format fmt, uint8_t **out, size_t *len)
+{
+	struct hs_render_host *h;
+	int err = hs_render_host__new(fmt, value, meta, true, &h);
+
+	for (size_t i = 0; i < n && !err; i++) {
+		struct hs_symref *r = snaps[i].sym;
+		struct hs_syms *syms = r ? r->syms : NULL;
+
+		/* one process's symbol lock at a time, never the daemon's */
+		if (r)
+			pthread_mutex_lock(&r->lock);
+		sync_maps(&snaps[i], syms);
+		err = hs_render_host__add(h, snaps[i].aggs, snaps[i].naggs, syms,
+					  &snaps[i].meta);
+		if (r)
+			pthread_mutex_unlock(&r->lock);
+	}
+	if (err) {
+		hs_render_host__end(h, NULL, NULL);
+		return err;
+	}
+	return hs_render_host__end(h, out, len);
 }

@@ -33,6 +33,11 @@ struct hs_folded_line {
 int hs_folded__build(const struct hs_stack_agg *aggs, size_t n, enum hs_value v,
 		     hs_symbolize_fn sym, void *sym_ctx,
 		     struct hs_folded_line **lines, size_t *nlines);
+/* Put frame (its ';' and newlines made '_') before every line's stack,
+ * as its root: "frame;root;...;leaf".  -ENOMEM leaves the lines valid. */
+int hs_folded__prefix(struct hs_folded_line *lines, size_t n, const char *frame);
+/* Sort lines as hs_folded__build does: value descending, ties by text. */
+void hs_folded__sort(struct hs_folded_line *lines, size_t n);
 int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
 /* Write to path atomically (hs_write_file_atomic); NULL or "-": stdout. */
 int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
@@ -46,8 +51,10 @@ void hs_folded__free(struct hs_folded_line *lines, size_t n);
 struct hs_pprof_meta {
 	pid_t pid;	    /* host (init namespace) pid */
 	pid_t nspid;	    /* pid inside the process's own namespace */
-	const char *comm;   /* label, may be NULL */
-	const char *cgroup; /* cgroup v2 path, label, may be NULL */
+	/* labels of every sample (NULL or "": none; /targets uses the same
+	 * names): comm, exe (/proc/PID/exe), cgroup (v2 path), container_id,
+	 * systemd_unit (hs_proc__cgroup_ids) */
+	const char *comm, *exe, *cgroup, *container_id, *unit;
 	int64_t period;	    /* sampling period T, bytes (<= 0: unknown) */
 	int64_t time_nanos; /* wall clock of the profile, ns since epoch */
 	int64_t duration_nanos;
@@ -73,6 +80,27 @@ struct hs_pprof_meta {
 /* A value as pprof's int64: v rounded to the nearest integer (halves away
  * from zero), INT64_MAX above 9e18. */
 int64_t hs_pprof__round(double v);
+
+/* Labels a sample can carry: pid (string and number), nspid, comm, exe,
+ * cgroup, container_id, systemd_unit. */
+#define HS_PPROF_MAX_LABELS 8
+
+/*
+ * A profile built a process at a time (the daemon's host profile):
+ * begin with m's sample types, period, time and comments (m must outlive
+ * the builder); add each process's stacks, symbolized through syms (may
+ * be NULL), with the labels of who (pid, nspid, comm, exe, cgroup,
+ * container_id, unit; the rest of who is not read); each process gets
+ * its own mappings and locations, so equal addresses of two processes
+ * stay apart.  end encodes into *out (malloc'd; out NULL: only frees)
+ * and frees the builder, also after an error.  0 or -errno (-ENOMEM,
+ * -EINVAL).
+ */
+struct hs_pprof;
+int hs_pprof__begin(const struct hs_pprof_meta *m, struct hs_pprof **out);
+int hs_pprof__add(struct hs_pprof *x, const struct hs_stack_agg *aggs, size_t n,
+		  struct hs_syms *syms, const struct hs_pprof_meta *who);
+int hs_pprof__end(struct hs_pprof *x, uint8_t **out, size_t *len);
 
 /*
  * Encode aggregated stacks as a gzip'd pprof profile: sample types
@@ -116,6 +144,25 @@ struct hs_render {
  */
 int hs_render(const struct hs_render *r, enum hs_format fmt, uint8_t **out,
 	      size_t *len);
+
+/*
+ * A host profile: several processes rendered as one profile, a process at
+ * a time.  new: fmt, the folded / text value, meta (types, period, time,
+ * comments; must outlive the renderer), text_notes as hs_render's.  add:
+ * one process's stacks, symbolized through syms (the caller holds what
+ * protects it), with who's labels (pprof) or under a root frame
+ * "COMM (PID)" (folded, text: so a flame graph groups by process).  end:
+ * *out malloc'd (*len bytes; out NULL: only frees); frees h, also after
+ * an error.  0 or -errno (-ENOMEM).
+ */
+struct hs_render_host;
+int hs_render_host__new(enum hs_format fmt, enum hs_value value,
+			const struct hs_pprof_meta *meta, bool text_notes,
+			struct hs_render_host **out);
+int hs_render_host__add(struct hs_render_host *h,
+			const struct hs_stack_agg *aggs, size_t n,
+			struct hs_syms *syms, const struct hs_pprof_meta *who);
+int hs_render_host__end(struct hs_render_host *h, uint8_t **out, size_t *len);
 
 struct hs_report_stats {
 	pid_t pid, nspid;

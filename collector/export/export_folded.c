@@ -124,6 +124,33 @@ int hs_folded__build(const struct hs_stack_agg *aggs, size_t n, enum hs_value v,
 	return 0;
 }
 
+int hs_folded__prefix(struct hs_folded_line *lines, size_t n, const char *frame)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 0,
+		       cap = strlen(frame) + strlen(lines[i].stack) + 2;
+		char *buf = malloc(cap);
+
+		if (!buf)
+			return -ENOMEM;
+		buf[0] = '\0';
+		if (append(&buf, &len, &cap, frame, false) ||
+		    append(&buf, &len, &cap, ";", true) ||
+		    append(&buf, &len, &cap, lines[i].stack, true)) {
+			free(buf);
+			return -ENOMEM;
+		}
+		free(lines[i].stack);
+		lines[i].stack = buf;
+	}
+	return 0;
+}
+
+void hs_folded__sort(struct hs_folded_line *lines, size_t n)
+{
+	qsort(lines, n, sizeof(*lines), cmp_value);
+}
+
 int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -4,7 +4,10 @@
  * pprof, text), and the notes every profile carries (lost events,
  * sampling cost, what compatible probes cannot hold).  The one render
  * for `record` (which writes the bytes with output.c), every HTTP
- * handler of the daemon and its SIGHUP dumps.
+ * handler of the daemon and its SIGHUP dumps.  A host profile (several
+ * processes in one profile) is rendered a process at a time
+ * (hs_render_host__*): pprof with each process's labels, folded and text
+ * with a root frame "comm (pid)" per process.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -59,6 +62,102 @@ int hs_render(const struct hs_render *r, enum hs_format fmt, uint8_t **out,
 	if (!err)
 		err = render_text(r, fmt, lines, nlines, out, len);
 	hs_folded__free(lines, nlines);
+	return err;
+}
+
+struct hs_render_host {
+	enum hs_format fmt;
+	enum hs_value value;
+	const struct hs_pprof_meta *meta;
+	bool text_notes;
+	struct hs_pprof *x;	      /* pprof */
+	struct hs_folded_line *lines; /* folded, text: every process's */
+	size_t nlines, cap;
+};
+
+int hs_render_host__new(enum hs_format fmt, enum hs_value value,
+			const struct hs_pprof_meta *meta, bool text_notes,
+			struct hs_render_host **out)
+{
+	struct hs_render_host *h = calloc(1, sizeof(*h));
+	int err;
+
+	*out = NULL;
+	if (!h)
+		return -ENOMEM;
+	*h = (struct hs_render_host){.fmt = fmt,
+				     .value = value,
+				     .meta = meta,
+				     .text_notes = text_notes};
+	if (fmt == HS_FORMAT_PPROF) {
+		err = hs_pprof__begin(meta, &h->x);
+		if (err) {
+			free(h);
+			return err;
+		}
+	}
+	*out = h;
+	return 0;
+}
+
+int hs_render_host__add(struct hs_render_host *h,
+			const struct hs_stack_agg *aggs, size_t n,
+			struct hs_syms *syms, const struct hs_pprof_meta *who)
+{
+	struct hs_folded_line *lines;
+	size_t nlines;
+	char frame[64];
+	int err;
+
+	if (h->fmt == HS_FORMAT_PPROF)
+		return hs_pprof__add(h->x, aggs, n, syms, who);
+	err = hs_folded__build(aggs, n, h->value, hs_window__sym, syms, &lines,
+			       &nlines);
+	if (err)
+		return err;
+	snprintf(frame, sizeof(frame), "%s (%d)", who->comm ? who->comm : "",
+		 (int)who->pid);
+	err = hs_folded__prefix(lines, nlines, frame);
+	if (!err && h->nlines + nlines > h->cap) {
+		size_t ncap = (h->nlines + nlines) * 2;
+		struct hs_folded_line *nl =
+			realloc(h->lines, ncap * sizeof(*nl));
+
+		if (!nl) {
+			err = -ENOMEM;
+		} else {
+			h->lines = nl;
+			h->cap = ncap;
+		}
+	}
+	if (err) {
+		hs_folded__free(lines, nlines);
+		return err;
+	}
+	memcpy(h->lines + h->nlines, lines, nlines * sizeof(*lines));
+	h->nlines += nlines;
+	free(lines); /* the stacks moved to h->lines */
+	return 0;
+}
+
+int hs_render_host__end(struct hs_render_host *h, uint8_t **out, size_t *len)
+{
+	struct hs_render r;
+	int err = 0;
+
+	if (!h)
+		return 0;
+	if (h->fmt == HS_FORMAT_PPROF) {
+		err = hs_pprof__end(h->x, out, len);
+	} else if (out) {
+		hs_folded__sort(h->lines, h->nlines);
+		r = (struct hs_render){.value = h->value,
+				       .meta = h->meta,
+				       .text_notes = h->text_notes};
+		err = render_text(&r, h->fmt, h->lines, h->nlines, out, len);
+	}
+	hs_folded__free(h->lines, h->nlines);
+	free(h);
 	return err;
 }
 

@@ -99,19 +99,49 @@ static int open_object(const char *path, const unsigned char *bits, int n,
 	return fd;
 }
 
-/* Report mapping m's object to dwfl: 0, or -ENOENT when none is found. */
-static int report_mapping(Dwfl *dwfl, const struct pprof_profile *p,
-			  const struct pprof_d_mapping *m)
+struct obj;
+
+struct rewrite {
+	const struct pprof_profile *p;
+	struct pprof_builder *b;
+	struct obj *objs; /* distinct objects found */
+	size_t nobjs;
+	uint64_t *map_ids;	 /* new id of mapping i, 0 = none */
+	size_t *map_obj;	 /* its object (objs index), SIZE_MAX = none */
+	GElf_Addr *map_bias;	 /* and its load bias */
+	uint64_t *loc_ids;	 /* new id of location i */
+	struct hs_chain **owned; /* chains the shared cache did not take */
+	size_t nowned, capowned;
+	struct idx *maps, *locs, *funcs; /* by id */
+	struct hs_symbolize_stats *st;
+};
+
+/* One object found for the profile's mappings: its own Dwfl with the one
+ * module, at load bias 0 (the mappings of several processes, a host
+ * profile, overlap in address; each mapping keeps its own bias). */
+struct obj {
+	char *key; /* hex build id, else the file name */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+};
+
+/* The object of mapping m (found as the file comment says) in *oi and its
+ * load bias in *bias: 0, or -ENOENT when none is found, -ENOMEM. */
+static int find_mapping(struct rewrite *w, const struct pprof_d_mapping *m,
+			size_t *oi, GElf_Addr *bias)
 {
-	const char *file = pprof_d_str(p, m->filename);
+	const struct pprof_profile *p = w->p;
+	const char *name = pprof_d_str(p, m->filename), *file = name;
+	const char *key = pprof_d_str(p, m->build_id);
 	unsigned char bits[HS_BUILD_ID_MAX];
 	char path[PATH_MAX], *dpath = NULL;
-	int n = parse_build_id(pprof_d_str(p, m->build_id), bits);
-	GElf_Addr bias = 0;
-	int fd = -1;
+	int n = parse_build_id(key, bits), fd = -1, err = 0;
+	struct obj *o;
 
+	if (!n)
+		key = name; /* no (valid) build id: by file name only */
 	if (file[0] == '/')
-		fd = open_object(file, bits, n, m, &bias);
+		fd = open_object(file, bits, n, m, bias);
 	for (int k = 0; fd < 0 && n && k < 2; k++) {
 		int len = snprintf(path, sizeof(path),
 				   "/usr/lib/debug/.build-id/%02x/", bits[0]);
@@ -121,7 +151,7 @@ static int report_mapping(Dwfl *dwfl, const struct pprof_profile *p,
 					bits[i]);
 		snprintf(path + len, sizeof(path) - len, "%s",
 			 k ? "" : ".debug");
-		fd = open_object(path, bits, n, m, &bias);
+		fd = open_object(path, bits, n, m, bias);
 		file = fd >= 0 ? path : file;
 	}
 	if (fd < 0 && n) {
@@ -129,7 +159,7 @@ static int report_mapping(Dwfl *dwfl, const struct pprof_profile *p,
 
 		if (dfd >= 0) {
 			close(dfd);
-			fd = open_object(dpath, bits, n, m, &bias);
+			fd = open_object(dpath, bits, n, m, bias);
 			file = dpath;
 		}
 	}
@@ -137,17 +167,47 @@ static int report_mapping(Dwfl *dwfl, const struct pprof_profile *p,
 		free(dpath);
 		return -ENOENT;
 	}
-	/* The module keeps the profile's file name; fd is libdwfl's now. */
-	if (!dwfl_report_elf(dwfl,
-			     pprof_d_str(p, m->filename)[0]
-				     ? pprof_d_str(p, m->filename)
-				     : file,
-			     file, fd, bias, false)) {
+	for (*oi = 0; *oi < w->nobjs; (*oi)++) {
+		if (!strcmp(w->objs[*oi].key, key)) {
+			close(fd);
+			free(dpath);
+			return 0;
+		}
+	}
+	o = realloc(w->objs, (w->nobjs + 1) * sizeof(*o));
+	if (!o) {
 		close(fd);
 		free(dpath);
-		return -ENOENT;
+		return -ENOMEM;
+	}
+	w->objs = o;
+	o = &w->objs[w->nobjs];
+	o->key = strdup(key);
+	o->dwfl = dwfl_begin(&offline_callbacks);
+	o->mod = NULL;
+	if (!o->key || !o->dwfl) {
+		err = -ENOMEM;
+		close(fd);
+	} else {
+		/* The module keeps the profile's file name; fd is libdwfl's
+		 * now.  Bias 0: start = p_vaddr. */
+		dwfl_report_begin(o->dwfl);
+		o->mod = dwfl_report_elf(o->dwfl, name[0] ? name : file, file,
+					 fd, 0, true);
+		dwfl_report_end(o->dwfl, NULL, NULL);
+		if (!o->mod) {
+			close(fd);
+			err = -ENOENT;
+		}
 	}
 	free(dpath);
+	if (err) {
+		free(o->key);
+		if (o->dwfl)
+			dwfl_end(o->dwfl);
+		return err;
+	}
+	*oi = w->nobjs++;
 	return 0;
 }
 
@@ -197,16 +257,43 @@ static size_t find_id(const struct idx *t, size_t n, uint64_t id)
 	return e ? e->i : SIZE_MAX;
 }
 
-struct rewrite {
-	const struct pprof_profile *p;
-	struct pprof_builder *b;
-	Dwfl *dwfl;
-	uint64_t *map_ids;		 /* new id of mapping i, 0 = none */
-	bool *map_found;		 /* its object was found */
-	uint64_t *loc_ids;		 /* new id of location i */
-	struct idx *maps, *locs, *funcs; /* by id */
-	struct hs_symbolize_stats *st;
-};
+/* The chain of pc (bias removed) in object oi, through the shared
+ * cache by build id (a host profile has many processes' libc); NULL when
+ * there is no symbol for it (left for another symbolizer) or on ENOMEM. */
+static const struct hs_chain *object_chain(struct rewrite *w, size_t oi,
+					   Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = w->objs[oi].mod;
+	struct hs_chain *c, *shared;
+	Dwarf_Addr start;
+	uint64_t bid = module_bid(mod, &start);
+
+	c = gcache_get(bid, pc - start);
+	if (!c) {
+		c = chain_new(mod, pc);
+		shared = c ? gcache_put(bid, pc - start, c) : NULL;
+		if (c && !shared) {
+			/* not cached: freed at the end */
+			if (w->nowned == w->capowned) {
+				size_t ncap =
+					w->capowned ? 2 * w->capowned : 64;
+				struct hs_chain **no =
+					realloc(w->owned, ncap * sizeof(*no));
+
+				if (!no) {
+					chain_free(c);
+					return NULL;
+				}
+				w->owned = no;
+				w->capowned = ncap;
+			}
+			w->owned[w->nowned++] = c;
+		} else {
+			c = shared;
+		}
+	}
+	return c && !c->raw ? c : NULL;
+}
 
 /* The Lines of location l: from its object when found, else as they
  * were. */
@@ -216,24 +303,19 @@ static uint64_t location(struct rewrite *w, const struct pprof_d_location *l)
 	struct pprof_line lines[HS_INLINE_MAX];
 	size_t mi = find_id(w->maps, p->nmappings, l->mapping_id), n = 0;
 	uint64_t mid = mi != SIZE_MAX ? w->map_ids[mi] : 0;
-	struct hs_chain *c = NULL;
+	const struct hs_chain *c = NULL;
 
-	if (!l->nlines && mi != SIZE_MAX && w->map_found[mi])
-		c = chain_new(dwfl_addrmodule(w->dwfl, l->address), l->address);
-	if (c && c->raw) {
-		/* no symbol: left for another symbolizer */
-		chain_free(c);
-		c = NULL;
-	}
+	if (!l->nlines && mi != SIZE_MAX && w->map_obj[mi] != SIZE_MAX)
+		c = object_chain(w, w->map_obj[mi],
+				 l->address - w->map_bias[mi]);
 	if (c) {
+		w->st->locations_symbolized++;
 		for (; n < c->n && n < HS_INLINE_MAX; n++) {
 			lines[n].function_id = pprof_function_sys(
 				w->b, c->l[n].function, c->l[n].system_name,
 				c->l[n].file);
 			lines[n].line = c->l[n].line;
 		}
-		w->st->locations_symbolized++;
-		chain_free(c);
 	}
 	for (size_t k = 0; !c && k < l->nlines && k < HS_INLINE_MAX; k++) {
 		size_t fi = find_id(w->funcs, p->nfunctions,
@@ -249,7 +331,8 @@ static uint64_t location(struct rewrite *w, const struct pprof_d_location *l)
 					   pprof_d_str(p, f->filename));
 		lines[n++].line = l->lines[k].line;
 	}
-	return pprof_location(w->b, mid, l->address, lines, n);
+	/* scope: the mapping (a host profile's processes overlap) */
+	return pprof_location_in(w->b, mid, mid, l->address, lines, n);
 }
 
 /* Samples, with their location ids mapped and their labels. */
@@ -331,12 +414,15 @@ static int rewrite(struct rewrite *w, uint8_t **out, size_t *len)
 	const struct pprof_profile *p = w->p;
 	int err = header(w->b, p);
 
-	dwfl_report_begin(w->dwfl);
 	for (size_t i = 0; !err && i < p->nmappings; i++) {
 		const struct pprof_d_mapping *m = &p->mappings[i];
-		bool found = !report_mapping(w->dwfl, p, m);
+		int ferr = find_mapping(w, m, &w->map_obj[i], &w->map_bias[i]);
+		bool found = !ferr;
 
-		w->map_found[i] = found;
+		if (ferr == -ENOMEM)
+			err = ferr;
+		if (!found)
+			w->map_obj[i] = SIZE_MAX;
 		w->st->mappings++;
 		w->st->mappings_found += found;
 		w->map_ids[i] = pprof_add_mapping(
@@ -347,7 +433,6 @@ static int rewrite(struct rewrite *w, uint8_t **out, size_t *len)
 		if (!w->map_ids[i])
 			err = -ENOMEM;
 	}
-	dwfl_report_end(w->dwfl, NULL, NULL);
 	for (size_t i = 0; !err && i < p->nlocations; i++) {
 		w->st->locations++;
 		w->loc_ids[i] = location(w, &p->locations[i]);
@@ -369,28 +454,38 @@ int hs_symbolize_pprof(const uint8_t *in, size_t len, uint8_t **out,
 	int err;
 
 	memset(st, 0, sizeof(*st));
+	/* libelf is used (open_object) before any Dwfl exists */
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
 	err = pprof_decode(in, len, &p);
 	if (err)
 		return err;
 	w.p = p;
 	w.b = pprof_new();
-	w.dwfl = dwfl_begin(&offline_callbacks);
 	w.map_ids = calloc(p->nmappings + 1, sizeof(*w.map_ids));
-	w.map_found = calloc(p->nmappings + 1, sizeof(*w.map_found));
+	w.map_obj = calloc(p->nmappings + 1, sizeof(*w.map_obj));
+	w.map_bias = calloc(p->nmappings + 1, sizeof(*w.map_bias));
 	w.loc_ids = calloc(p->nlocations + 1, sizeof(*w.loc_ids));
 	w.maps = index_ids(p->mappings, p->nmappings, sizeof(*p->mappings));
 	w.locs = index_ids(p->locations, p->nlocations, sizeof(*p->locations));
 	w.funcs = index_ids(p->functions, p->nfunctions, sizeof(*p->functions));
-	if (!w.b || !w.dwfl || !w.map_ids || !w.map_found || !w.loc_ids ||
+	if (!w.b || !w.map_ids || !w.map_obj || !w.map_bias || !w.loc_ids ||
 	    !w.maps || !w.locs || !w.funcs)
 		err = -ENOMEM;
 	else
 		err = rewrite(&w, out, olen);
-	if (w.dwfl)
-		dwfl_end(w.dwfl);
+	for (size_t i = 0; i < w.nobjs; i++) {
+		dwfl_end(w.objs[i].dwfl);
+		free(w.objs[i].key);
+	}
+	for (size_t i = 0; i < w.nowned; i++)
+		chain_free(w.owned[i]);
+	free(w.objs);
+	free(w.owned);
 	pprof_free(w.b);
 	free(w.map_ids);
-	free(w.map_found);
+	free(w.map_obj);
+	free(w.map_bias);
 	free(w.loc_ids);
 	free(w.maps);
 	free(w.locs);
