@@ -322,6 +322,11 @@ offline)
 	;;
 daemon)
 	command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+	# A private copy of the library, the daemon's only --lib (with
+	# --no-copies): it follows this test's processes, not the other
+	# tests' that preload the build tree's library meanwhile.
+	cp "$LIB" "$work/libheapscope-dwarf.so" || exit 1
+	LIB=$work/libheapscope-dwarf.so
 	start t env LD_PRELOAD="$LIB" "$TARGET"
 	# daemon ARGS...: a daemon on a free port following only LIB; sets
 	# url once it lists the target
@@ -346,20 +351,20 @@ daemon)
 		pids+=("$d")
 		url=http://127.0.0.1:$port
 		for _ in $(seq 1 100); do
-			curl -sf "$url/processes" | grep -q "\"pid\": *$tpid[,}]" && return
+			curl -sf -m 10 "$url/processes" | grep -q "\"pid\": *$tpid[,}]" && return
 			sleep 0.1
 		done
 		echo "FAIL: the daemon does not follow $tpid"; curl -s "$url/processes"; exit 1
 	}
 	stop_daemon() { kill "$dpid"; wait "$dpid" 2>/dev/null; }
 	daemon
-	curl -sf -o "$work/d.pb.gz" "$url/debug/pprof/heap?pid=$tpid" || bad "scrape"
-	curl -sf -o "$work/d.folded" "$url/debug/pprof/heap?pid=$tpid&format=folded" || bad "folded scrape"
+	curl -sf -m 120 -o "$work/d.pb.gz" "$url/debug/pprof/heap?pid=$tpid" || bad "scrape"
+	curl -sf -m 120 -o "$work/d.folded" "$url/debug/pprof/heap?pid=$tpid&format=folded" || bad "folded scrape"
 	stop_daemon
 	check_folded "$work/d.folded" "daemon"
 	check_pprof "$work/d.pb.gz" "daemon"
 	daemon --symbolize=none
-	curl -sf -o "$work/raw.pb.gz" "$url/debug/pprof/heap?pid=$tpid" || bad "scrape (none)"
+	curl -sf -m 120 -o "$work/raw.pb.gz" "$url/debug/pprof/heap?pid=$tpid" || bad "scrape (none)"
 	stop_daemon
 	raw "$work/raw.pb.gz"
 	if sed -n '/^Locations/,/^Mappings/p' "$work/raw.pb.gz.raw" | grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ .*[^ ]'; then
@@ -387,13 +392,13 @@ daemon)
 	daemon --symbolize=none
 	for p in $t2 $py; do
 		for _ in $(seq 1 100); do
-			curl -sf "$url/processes" | grep -q "\"pid\": *$p[,}]" && break
+			curl -sf -m 10 "$url/processes" | grep -q "\"pid\": *$p[,}]" && break
 			sleep 0.1
 		done
 	done
-	curl -sf -o "$work/host.pb.gz" "$url/debug/pprof/heap" || bad "host scrape (none)"
+	curl -sf -m 120 -o "$work/host.pb.gz" "$url/debug/pprof/heap" || bad "host scrape (none)"
 	stop_daemon
-	"$HEAPSCOPE" symbolize "$work/host.pb.gz" "$work/host.sym.pb.gz" 2>"$work/hsym.err" ||
+	timeout 120 "$HEAPSCOPE" symbolize "$work/host.pb.gz" "$work/host.sym.pb.gz" 2>"$work/hsym.err" ||
 		{ bad "heapscope symbolize (host)"; cat "$work/hsym.err"; }
 	raw "$work/host.sym.pb.gz"
 	[ "$(count_inline "$work/host.sym.pb.gz.raw")" -ge 1 ] ||
