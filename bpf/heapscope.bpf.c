@@ -2,7 +2,8 @@
 /*
  * heapscope.bpf.c - thin USDT programs on the heapscope probes (sample_alloc,
  * sample_free, rate_change), on the compatible otel_memory / ddheap probes
- * (alloc, free) and tracepoints on process exit / exec.  Each
+ * (alloc, free) and tracepoints on process exit / exec and on the OOM
+ * killer's choice of a victim (oom/mark_victim).  Each
  * program copies its arguments, the task's identity and the user call stack
  * into one ring-buffer event (struct hs_event); every event that cannot be
  * delivered is counted in the per-CPU `lost` map, never dropped silently.
@@ -309,6 +310,31 @@ int BPF_PROG(handle_exec, struct task_struct *task)
 	e = event_start(HS_EV_EXEC);
 	if (e) {
 		e->pid = tgid;
+		submit(e);
+	}
+	return 0;
+}
+
+/*
+ * The OOM killer chose task (memcg or global OOM): the daemon keeps the
+ * victim's last heap snapshot (collector/daemon/oom_store.c).  Fires in
+ * the killer's context (the task whose allocation failed, maybe another
+ * process), so the victim's identity comes from task.
+ */
+SEC("tp_btf/mark_victim")
+int BPF_PROG(handle_oom, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct hs_event *e;
+
+	if (!tracked(tgid))
+		return 0;
+	e = event_start(HS_EV_OOM);
+	if (e) {
+		e->pid = tgid;
+		e->tid = BPF_CORE_READ(task, pid);
+		e->requested = BPF_CORE_READ(task, cred, uid.val);
+		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 		submit(e);
 	}
 	return 0;

@@ -28,6 +28,11 @@ enum hs_event_type {
 	HS_EV_RATE = 3,	 /* rate_change */
 	HS_EV_EXIT = 4,	 /* a tracked process exited (whole thread group) */
 	HS_EV_EXEC = 5,	 /* a tracked process called execve */
+	/* the OOM killer chose a tracked process (oom/mark_victim): pid and
+	 * comm are the victim's (tid its thread), requested its uid; the
+	 * other fields are the killer's context (cgroup_id: the task that
+	 * ran out of memory) */
+	HS_EV_OOM = 6,
 };
 
 /* hs_event.flags */

@@ -13,6 +13,9 @@ PKGS=(
   prometheus
   libpython3.11-testsuite
   systemd man-db lintian file dpkg-dev
+  # scripts/screenshots.sh: headless chromium; flamegraph.pl ships in
+  # Devel::NYTProf (Debian 12 has no flamegraph package)
+  chromium libdevel-nytprof-perl
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -24,8 +24,8 @@ row() {
 	rows=$((rows + 1))
 	${AS:-} "$HEAPSCOPE" "$@" >"$work/out" 2>"$work/err" </dev/null
 	rc=$?
-	# the subcommand: "record", "daemon", "rate" or none
-	case ${1:-} in record | daemon | rate) cmd=" $1" ;; *) cmd="" ;; esac
+	# the subcommand: "record", "daemon", "rate", "leaks" or none
+	case ${1:-} in record | daemon | rate | leaks) cmd=" $1" ;; *) cmd="" ;; esac
 	n=$(wc -l <"$work/err")
 	local what="heapscope $*${AS:+ (as $AS)}"
 	if [ $rc -ne "$want" ]; then
@@ -73,8 +73,8 @@ gone=$!
 wait $gone
 
 # no command, unknown command
-row 2 "no command;record, daemon, rate or symbolize"
-row 2 "unknown command 'frobnicate';record, daemon, rate or symbolize" frobnicate
+row 2 "no command;record, daemon, rate, rss, leaks or symbolize"
+row 2 "unknown command 'frobnicate';record, daemon, rate, rss, leaks or symbolize" frobnicate
 row 2 "unknown command 'a?b'" $'a\nb'
 
 # record
@@ -123,6 +123,22 @@ row 2 "option '--wait' needs a value;0..3600" rate -p 1 1M --wait
 row 2 "option '--lib' needs a value" rate -p 1 1M --lib
 row 2 "unknown option '--period'" rate -p 1 --period 1M
 row 1 "no process $gone" rate -p $gone 1M
+
+# leaks (a pid gone: tests/test_leaks.sh, as it needs root first)
+row 2 "-p PID is required;$PIDS" leaks -d 5
+for d in 0 1 86401 x; do
+	row 2 "invalid duration '$d';2..86400" leaks -p 1 -d "$d"
+done
+for i in 0 3601 x; do
+	row 2 "invalid --interval '$i';1..3600" leaks -p 1 --interval "$i"
+done
+row 2 "invalid pid 'abc';$PIDS" leaks -p abc
+row 2 "option '--lib' needs a value" leaks -p 1 --lib
+row 2 "unknown option '--bogus'" leaks -p 1 --bogus
+row 2 "unexpected argument 'extra'" leaks -p 1 extra
+for i in -1 3601 x; do
+	row 2 "invalid --leak-interval '$i';0..3600" daemon --leak-interval "$i"
+done
 
 # daemon
 for l in foo 127.0.0.1 127.0.0.1: 127.0.0.1:65536 127.0.0.1:-1 127.0.0.1:x \

@@ -58,12 +58,25 @@ sum_for() { # folded func: sum of the stacks through func
 		if (hit) s += v } END { printf "%.0f\n", s + 0 }' "$1"
 }
 total() { awk '{ s += $NF } END { printf "%.0f\n", s + 0 }' "$1"; }
+# The recorder reads /proc/PID/maps once: start it only after the child
+# has exec'd the target and mapped what it looks for (else a loaded host
+# sees bash's maps, and record rightly says the process has no probes).
+wait_mapped() { # pid pattern
+	for _ in $(seq 1 600); do
+		grep -q -- "$2" "/proc/$1/maps" 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
 
 case $MODE in
 sdt)
 	TARGET=$3 PROVIDER=$4
 	"$TARGET" >"$work/target.out" 2>"$work/target.err" &
 	tpid=$!
+	wait_mapped "$tpid" "$(basename "$TARGET")" ||
+		{ cat "$work"/*.err; fail "target did not start"; }
 	"$HEAPSCOPE" record -p "$tpid" --provider "$PROVIDER" \
 		-o "$work/heap.folded" 2>"$work/r1.err" &
 	r1=$!
@@ -101,6 +114,8 @@ lib)
 	HEAPSCOPE_SAMPLE_RATE=65536 HEAPSCOPE_SAMPLE_SEED=42 LD_PRELOAD=$LIB \
 		"$TARGET" >"$work/target.out" 2>"$work/target.err" &
 	tpid=$!
+	wait_mapped "$tpid" libheapscope ||
+		{ cat "$work"/*.err; fail "target did not map libheapscope"; }
 	# The target starts once both providers' alloc probes are armed.  A
 	# heapscope daemon on the host may have armed sample_alloc already,
 	# so the heapscope recorder must be attached (-v: "attached to")

@@ -83,6 +83,10 @@ wait_ready() {
 COPIES=--no-copies
 start_daemon() { # extra args; a port in use is retried with another
 	for _try in 1 2 3 4 5; do
+		# emptied here, not by the background job's redirection: that
+		# may run after the wait below has read the last daemon's
+		# "listening on" (and a SIGHUP then kills the new one)
+		: >"$work/daemon.err"
 		"$HEAPSCOPE" daemon --lib "$LIB" $COPIES --listen 127.0.0.1:$PORT "$@" \
 			2>"$work/daemon.err" &
 		dpid=$!

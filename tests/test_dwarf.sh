@@ -33,6 +33,8 @@
 #              only; `heapscope symbolize` gives the same locations (names,
 #              files, lines, inlined calls) as recording symbolized; bad
 #              input and an existing OUT are refused
+# pprof -raw runs with -symbolize=none: pprof's own symbolization (the
+# mappings are exact) must not fill in what the profiles lack.
 # Exit 77 = skip (not root / no BPF / no go / no debuginfod), a failure
 # when CI=true.
 set -u
@@ -98,7 +100,7 @@ record() {
 		{ echo "FAIL: record $*"; cat "$out.err"; exit 1; }
 }
 
-raw() { go tool pprof -raw "$1" >"$1.raw" 2>"$1.perr" ||
+raw() { go tool pprof -symbolize=none -raw "$1" >"$1.raw" 2>"$1.perr" ||
 	{ echo "FAIL: go tool pprof -raw $1"; cat "$1.perr"; exit 1; }; }
 
 # check_folded FILE WHAT: new_row is a frame of its own under insert under
@@ -161,7 +163,7 @@ inline)
 	record "$tpid" "$work/heap.pb.gz" --format pprof
 	check_folded "$work/heap.folded" "record"
 	check_pprof "$work/heap.pb.gz" "record"
-	go tool pprof -top -lines "$work/heap.pb.gz" >"$work/top.txt" 2>/dev/null
+	go tool pprof -symbolize=none -top -lines "$work/heap.pb.gz" >"$work/top.txt" 2>/dev/null
 	grep -qE "$(printf '%s' "$NEW_ROW" | sed 's/[()]/\\&/g') [^ ]*$SRCBASE:$L_MALLOC \(inline\)\$" "$work/top.txt" ||
 		{ bad "pprof -top -lines: no '$NEW_ROW $SRCBASE:$L_MALLOC (inline)'"; cat "$work/top.txt"; }
 	;;

@@ -9,6 +9,13 @@
  * 8 KiB of objects, the next ones a batch.  Linked with libheapscope.a,
  * sampling off (a sampled object would take the sampled free path).
  *
+ * A class the thread allocates and frees in bursts longer than its list
+ * (640 objects of 64 bytes, max_cached 64) grows its list's limit at
+ * refills, by whole batches, to at least the burst (then a burst needs no
+ * refill), never beyond the per-list cap (256 KiB / 4096 objects); the
+ * thread's growth budget (512 KiB) keeps what the limits have beyond
+ * max_cached: budget left + growth == 512 KiB.
+ *
  * The cache's life (thread_cache.h): a thread starts on the read-only
  * hs_tc_empty; its first malloc, or its first free (that object not
  * cached), gives it a cache of its own; at exit the cache is emptied and
@@ -105,6 +112,51 @@ static void *first_refills(void *arg)
 		second_len[i] = list_length(cls);
 	}
 	return NULL;
+}
+
+#define BURST_ROUNDS 40
+static uint32_t burst_max[BURST_ROUNDS];
+static uint64_t burst_budget_sum;
+
+static void *bursts(void *arg)
+{
+	unsigned cls = hs_size_to_class(SIZE);
+	(void)arg;
+	for (int r = 0; r < BURST_ROUNDS; r++) {
+		for (int i = 0; i < N; i++)
+			objs[i] = malloc(SIZE);
+		for (int i = 0; i < N; i++)
+			free(objs[i]);
+		burst_max[r] = cache()->lists[cls].max_length;
+	}
+	hs_tcache_t *tc = cache();
+	uint64_t grown = 0;
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+		if (tc->lists[c].max_length > hs_classes[c].max_cached)
+			grown += (uint64_t)(tc->lists[c].max_length -
+					    hs_classes[c].max_cached) *
+				 hs_classes[c].size;
+	burst_budget_sum = tc->grow_left + grown;
+	return NULL;
+}
+
+static void test_burst_list_grows(void **state)
+{
+	const hs_class_info_t *ci = &hs_classes[hs_size_to_class(SIZE)];
+	pthread_t t;
+
+	(void)state;
+	assert_true(ci->max_cached < N);
+	assert_int_equal(pthread_create(&t, NULL, bursts, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	uint32_t cap = (256 << 10) / SIZE < 4096 ? (256 << 10) / SIZE : 4096;
+	for (int r = 0; r < BURST_ROUNDS; r++) {
+		assert_true(burst_max[r] <= cap);
+		/* batch steps from max_cached (or one batch after a shrink) */
+		assert_int_equal(burst_max[r] % ci->batch, 0);
+	}
+	assert_true(burst_max[BURST_ROUNDS - 1] >= N);
+	assert_int_equal(burst_budget_sum, (uint64_t)512 << 10);
 }
 
 static void test_first_refill_small(void **state)
@@ -271,6 +323,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_free_only_list),
 		cmocka_unit_test(test_first_refill_small),
+		cmocka_unit_test(test_burst_list_grows),
 		cmocka_unit_test(test_cache_reused_after_exit),
 		cmocka_unit_test(test_first_call_free),
 		cmocka_unit_test(test_calls_after_exit),

@@ -128,6 +128,16 @@ int hs_os_hugepage(void *p, size_t size)
 	return 0;
 }
 
+void *hs_os_map_file(int fd, size_t size)
+{
+	void *m;
+
+	if (fd < 0 || size == 0)
+		return NULL;
+	m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
 void hs_os_unmap(void *p, size_t size)
 {
 	if (p && size)

@@ -45,6 +45,10 @@ int hs_os_decommit(void *p, size_t size);
 int hs_os_nohugepage(void *p, size_t size);
 int hs_os_hugepage(void *p, size_t size);
 void hs_os_unmap(void *p, size_t size);
+/* Map the first size bytes (> 0) of the file fd read-only and private
+ * (an object's symbol table, read at dump time); NULL on failure.  Undo
+ * with hs_os_unmap(p, size).  Thread-safe. */
+void *hs_os_map_file(int fd, size_t size);
 
 /* Current kernel thread id (gettid(2), cached per thread; a fork child
  * reads it afresh, hs_os_fork_child).  Thread-safe. */

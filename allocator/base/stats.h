@@ -6,6 +6,11 @@
  * mallinfo2, heapscope_get_allocator_stats and
  * heapscope_get_sampling_stats (api/stats_api.c).
  *
+ * The counters live in the exported statistics block (`heapscope_stats`,
+ * struct heapscope_stats_block in include/heapscope/abi.h), so readers
+ * outside the process see them with no copy; the list's order is the
+ * block's HEAPSCOPE_STAT_* numbering (pinned in stats.c).
+ *
  * Values are bytes unless the name ends in _count or _total (events) or
  * is `live` (records).  Updated with relaxed atomics, mostly under the
  * lock of the structure they describe; read racily: each value is exact
@@ -15,6 +20,8 @@
 #define HS_STATS_H
 
 #include <stdint.h>
+
+#include "heapscope/abi.h"
 
 /*
  * The heap (core and the sampled region's large blocks).  Large blocks
@@ -39,7 +46,10 @@
 	X(pageheap_merge_count, "runs of committed and released spans merged") \
 	X(release_calls_count, "madvise(DONTNEED) calls")                      \
 	X(released_total_bytes, "bytes given back to the OS, cumulative")      \
-	X(foreign_free_count, "frees of pointers the heap does not own")
+	X(foreign_free_count, "frees of pointers the heap does not own")       \
+	X(span_waste_bytes, "tails of small spans that hold no object")        \
+	X(sampled_large_bytes, "samples without a proxy (in region_large)")    \
+	X(meta_used_bytes, "metadata handed out of meta_bytes (bump)")
 
 /*
  * The sampling side, in the order and with the names of the public
@@ -75,7 +85,27 @@ enum hs_stat_id {
 #define HS_STAT_SAMPLING_FIRST HS_STAT_samples_total
 #define HS_STAT_SAMPLING_COUNT (HS_STAT_COUNT - HS_STAT_SAMPLING_FIRST)
 
-extern int64_t hs_stats[HS_STAT_COUNT];
+/* The exported block (stats.c): header, counters, class sizes, the
+ * thread-cache list for outside readers.  Hidden name; the export is an
+ * alias, so the library reaches it PC-relative as before. */
+extern struct heapscope_stats_block hs_stats_block;
+#define hs_stats (hs_stats_block.values)
+_Static_assert(HS_STAT_COUNT <= HEAPSCOPE_STATS_MAX_VALUES,
+	       "the statistics outgrew the exported block");
+
+/*
+ * Publish what outside readers need to sum the thread caches (abi.h):
+ * head of the list of every cache, how many, where a cache keeps its
+ * next link and its lists.  Called by the core once per new cache, under
+ * the metadata lock; the head is stored last (release).
+ */
+void hs_stats_publish_tcache(uint64_t head, uint64_t count,
+			     uint32_t next_offset, uint32_t lists_offset,
+			     uint32_t list_size, uint32_t length_offset);
+/* Publish size class c's object size (core, at size-class init). */
+void hs_stats_publish_class(unsigned c, uint32_t size);
+/* Publish the unwinder's static cache size (sampling, at init). */
+void hs_stats_publish_unwind(uint64_t bytes);
 
 static inline void hs_stat_add(enum hs_stat_id id, int64_t delta)
 {

@@ -22,8 +22,6 @@
  * object at a time (producer_consumer at 2 pairs: CPU time -19%, median
  * of 5).
  */
-#include <pthread.h>
-#include <sched.h>
 
 #include "base/assert.h"
 #include "base/os.h"
@@ -33,13 +31,14 @@
 #include "core/page_heap.h"
 #include "core/pagemap.h"
 #include "core/span.h"
+#include "core/spinlock.h"
 
 #define TC_SLOTS 128
 #define TC_BYTES ((size_t)256 << 10)
 #define TC_MAX_SIZE 1024 /* larger objects: the per-object cost is small */
 
 typedef struct central {
-	pthread_mutex_t lock;
+	hs_spinlock_t lock;  /* core/spinlock.h: held for a swap or a batch */
 	hs_span_t *nonempty; /* spans with free or uncarved objects */
 	uint32_t tc_n;	     /* batches in the transfer cache */
 	uint32_t tc_max;     /* its capacity, once tc is allocated */
@@ -54,7 +53,7 @@ _Static_assert(sizeof(central_t) == 64, "central_t: one cache line");
  * process never uses are never touched. */
 static central_t centrals[NSH][HS_NUM_CLASSES] = {
 	[0 ... NSH - 1] = {[0 ... HS_NUM_CLASSES - 1] = {
-				   .lock = PTHREAD_MUTEX_INITIALIZER}},
+				   .lock = HS_SPINLOCK_INIT}},
 };
 
 /* (shard, class) pairs that have transfer-cache slots: bits only set,
@@ -75,61 +74,6 @@ static bool tc_is_used(unsigned sh, unsigned cls)
 	return __atomic_load_n(&tc_used[sh][cls / 64], __ATOMIC_ACQUIRE) >>
 		       (cls % 64) &
 	       1;
-}
-
-/* Shards in use: twice the CPUs this process may run on (the main thread
- * is often idle next to a pool of one thread per CPU), 2 .. NSH.  0 until
- * first needed; set once (the first value published wins). */
-static unsigned nshards;
-/* Live threads per shard (activated caches not yet exited). */
-static unsigned shard_threads[NSH];
-
-static unsigned get_nshards(void)
-{
-	unsigned n = __atomic_load_n(&nshards, __ATOMIC_ACQUIRE);
-	if (HS_LIKELY(n))
-		return n;
-	cpu_set_t set;
-	int ncpu = 0;
-	/* a system call, no allocation (sysconf may read /sys via stdio) */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		ncpu = CPU_COUNT(&set);
-	unsigned want = ncpu > 0 ? 2 * (unsigned)ncpu : 2;
-	if (want > NSH)
-		want = NSH;
-	if (__atomic_compare_exchange_n(&nshards, &n, want, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return want;
-	return n; /* another thread published first */
-}
-
-unsigned hs_central_shard_get(void)
-{
-	unsigned n = get_nshards();
-	/* racy minimum: two threads starting together may pick the same
-	 * shard, which is only slower, never wrong */
-	unsigned best = 0, best_count = ~0u;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned c = __atomic_load_n(&shard_threads[i], __ATOMIC_RELAXED);
-		if (c < best_count) {
-			best = i;
-			best_count = c;
-		}
-	}
-	__atomic_fetch_add(&shard_threads[best], 1, __ATOMIC_RELAXED);
-	return best;
-}
-
-void hs_central_shard_put(unsigned shard)
-{
-	if (shard >= NSH)
-		return;
-	/* saturating: a fork child starts again from zero counts */
-	unsigned c = __atomic_load_n(&shard_threads[shard], __ATOMIC_RELAXED);
-	while (c && !__atomic_compare_exchange_n(&shard_threads[shard], &c,
-						 c - 1, true, __ATOMIC_RELAXED,
-						 __ATOMIC_RELAXED))
-		;
 }
 
 /* Transfer cache capacity of class cls in batches. */
@@ -187,13 +131,16 @@ static void unlink_span(central_t *c, hs_span_t *s)
 	s->in_list = 0;
 }
 
-/* A new span for class cls, on the nonempty list.  false on ENOMEM. */
-static bool populate(central_t *c, unsigned cls, unsigned shard)
+/* A new span for class cls and shard `shard`, not yet on a list.  Called
+ * without the class lock (the page heap has its own, which may wait for
+ * an mmap): other threads' frees to this class go on meanwhile.  NULL on
+ * ENOMEM. */
+static hs_span_t *new_span(unsigned cls, unsigned shard)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
 	hs_span_t *s = hs_page_heap_alloc_small(ci->pages);
 	if (!s)
-		return false;
+		return NULL;
 	char *base = hs_span_addr(s);
 	s->freelist = NULL;
 	s->carve = base;
@@ -202,11 +149,54 @@ static bool populate(central_t *c, unsigned cls, unsigned shard)
 	s->shard = (uint8_t)shard;
 	/* publish the class before any object of the span escapes */
 	__atomic_store_n(&s->size_class, (uint8_t)cls, __ATOMIC_RELEASE);
-	link_span(c, s);
 	hs_stat_add(HS_STAT_small_span_bytes, (int64_t)hs_span_bytes(s));
 	hs_stat_add(HS_STAT_central_free_bytes,
 		    (int64_t)ci->objects * ci->size);
-	return true;
+	hs_stat_add(
+		HS_STAT_span_waste_bytes,
+		(int64_t)(hs_span_bytes(s) - (uint64_t)ci->objects * ci->size));
+	return s;
+}
+
+/* Moves up to `want` objects of span s onto the front of *chain (*last:
+ * the chain's tail, set if the chain was empty), from its free list first,
+ * then carved in address order; one update of the span's counters per
+ * call, not per object.  Returns how many.  Caller holds the class lock. */
+static int take_objects(hs_span_t *s, size_t size, int want, void **chain,
+			void **last)
+{
+	int got = 0;
+	if (s->freelist) {
+		/* the first objects of the free list, already linked */
+		void *first = s->freelist, *end = first;
+		got = 1;
+		while (got < want && *(void **)end) {
+			end = *(void **)end;
+			got++;
+		}
+		s->freelist = *(void **)end;
+		*(void **)end = *chain;
+		if (!*last)
+			*last = end;
+		*chain = first;
+	}
+	uint32_t m = (uint32_t)(want - got);
+	if (m > s->carve_left)
+		m = s->carve_left;
+	if (m) {
+		char *first = s->carve, *end = first + (size_t)(m - 1) * size;
+		for (char *o = first; o < end; o += size)
+			*(void **)o = o + size;
+		*(void **)end = *chain;
+		if (!*last)
+			*last = end;
+		*chain = first;
+		s->carve = end + size;
+		s->carve_left -= m;
+		got += (int)m;
+	}
+	s->allocated += (uint32_t)got;
+	return got;
 }
 
 int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
@@ -218,7 +208,7 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	const size_t size = hs_classes[cls].size;
 	void *chain = NULL, *last = NULL;
 	int got = 0;
-	pthread_mutex_lock(&c->lock);
+	hs_spin_lock(&c->lock);
 	/* a short request (a thread's first refill of the class) takes a
 	 * whole batch rather than carve a new span */
 	if (c->tc_n && (n == hs_classes[cls].batch || !c->nonempty)) {
@@ -226,98 +216,122 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 		c->tc_n--;
 		*head = c->tc[2 * c->tc_n];
 		*tail = c->tc[2 * c->tc_n + 1];
-		pthread_mutex_unlock(&c->lock);
+		hs_spin_unlock(&c->lock);
 		hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(n * size));
 		return n;
 	}
 	while (got < n) {
 		hs_span_t *s = c->nonempty;
 		if (!s) {
-			if (!populate(c, cls, shard))
+			hs_spin_unlock(&c->lock);
+			s = new_span(cls, shard);
+			hs_spin_lock(&c->lock);
+			if (!s)
 				break;
-			s = c->nonempty;
+			link_span(c, s);
 		}
-		while (got < n) {
-			void *obj;
-			if (s->freelist) {
-				obj = s->freelist;
-				s->freelist = *(void **)obj;
-			} else if (s->carve_left) {
-				obj = s->carve;
-				s->carve += size;
-				s->carve_left--;
-			} else {
-				break;
-			}
-			*(void **)obj = chain;
-			chain = obj;
-			if (!last)
-				last = obj;
-			s->allocated++;
-			got++;
-		}
+		got += take_objects(s, size, n - got, &chain, &last);
 		if (!s->freelist && !s->carve_left)
 			unlink_span(c, s);
 	}
-	pthread_mutex_unlock(&c->lock);
+	hs_spin_unlock(&c->lock);
 	hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(got * size));
 	*head = chain;
 	*tail = last;
 	return got;
 }
 
+/* Puts the run first..last (k objects of span s, already linked, last's
+ * link unspecified) back on s; caller holds s's class lock c.  One span
+ * update per run.  A span with no object left out goes on *empty, for
+ * the page heap once the lock is released. */
+static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
+		     void *first, void *last, uint32_t k, hs_span_t **empty,
+		     int64_t *free_delta, int64_t *span_delta)
+{
+	*(void **)last = s->freelist;
+	s->freelist = first;
+	s->allocated -= k;
+	if (s->allocated == 0) {
+		if (s->in_list)
+			unlink_span(c, s);
+		*span_delta -= (int64_t)hs_span_bytes(s);
+		*free_delta -= (int64_t)(ci->objects - k) * ci->size;
+		__atomic_store_n(&s->size_class, 0, __ATOMIC_RELAXED);
+		s->next = *empty;
+		*empty = s;
+	} else {
+		*free_delta += (int64_t)k * ci->size;
+		if (!s->in_list)
+			link_span(c, s);
+	}
+}
+
 /* Gives n objects back to their spans, each under its span's shard lock:
  * the objects of the first object's shard in one pass under that lock,
  * the others set aside for the next pass (objects of k shards: k lock
- * acquisitions, not one per change of shard along the chain). */
+ * acquisitions, not one per change of shard along the chain).  The chain
+ * is cut into runs of consecutive objects of one span (a tree freed in
+ * the order it was built gives long ones), each spliced whole onto its
+ * span: one pagemap lookup and one span update per run, not per object
+ * (xmllint: bench/README.md, "Allocator core figures"). */
 static void insert_spans(unsigned cls, void *head, int n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
-	int64_t free_delta = 0, span_delta = 0;
+	int64_t free_delta = 0, span_delta = 0, waste_delta = 0;
+	hs_span_t *empty = NULL; /* to the page heap once no lock is held */
 	while (n > 0) {
 		central_t *c = NULL; /* the shard lock held */
-		void *rest = NULL;
-		int nrest = 0;
-		for (int i = 0; i < n; i++) {
-			void *obj = head;
-			head = *(void **)obj;
+		void *rest = NULL, *obj = head;
+		int nrest = 0, i = 0;
+		while (i < n) {
+			/* a span's start, length and shard are fixed while
+			 * it has objects out */
 			hs_span_t *s = hs_pagemap_lookup(obj);
-			/* a span's shard is fixed while it has objects out */
+			const uintptr_t lo = s->start, np = s->npages;
+			void *first = obj, *last = obj;
+			uint32_t k = 1;
+			/* the tail's link is unspecified: read only below n */
+			for (i++; i < n; i++, k++) {
+				void *nx = *(void **)last;
+				if (((uintptr_t)nx >> HS_PAGE_SHIFT) - lo >= np)
+					break;
+				last = nx;
+			}
+			if (i < n)
+				obj = *(void **)last;
 			central_t *sc = &centrals[s->shard][cls];
 			if (!c) {
 				c = sc;
-				pthread_mutex_lock(&c->lock);
-			} else if (sc != c) {
-				*(void **)obj = rest;
-				rest = obj;
-				nrest++;
+				hs_spin_lock(&c->lock);
+			}
+			if (sc != c) {
+				*(void **)last = rest;
+				rest = first;
+				nrest += (int)k;
 				continue;
 			}
-			*(void **)obj = s->freelist;
-			s->freelist = obj;
-			s->allocated--;
-			if (s->allocated == 0) {
-				if (s->in_list)
-					unlink_span(c, s);
-				span_delta -= (int64_t)hs_span_bytes(s);
-				free_delta -=
-					(int64_t)(ci->objects - 1) * ci->size;
-				__atomic_store_n(&s->size_class, 0,
-						 __ATOMIC_RELAXED);
-				hs_page_heap_free_small(s);
-				continue;
-			}
-			free_delta += (int64_t)ci->size;
-			if (!s->in_list)
-				link_span(c, s);
+			give_run(c, ci, s, first, last, k, &empty, &free_delta,
+				 &span_delta);
 		}
-		pthread_mutex_unlock(&c->lock);
+		hs_spin_unlock(&c->lock);
 		head = rest;
 		n = nrest;
+	}
+	while (empty) {
+		hs_span_t *s = empty;
+		const hs_class_info_t *sci = &hs_classes[cls];
+		empty = s->next;
+		s->next = NULL;
+		waste_delta -= (int64_t)(hs_span_bytes(s) -
+					 (uint64_t)sci->objects * sci->size);
+		hs_page_heap_free_small(s);
 	}
 	/* once per batch: the statistics' cache line is shared by all */
 	if (span_delta)
 		hs_stat_add(HS_STAT_small_span_bytes, span_delta);
+	if (waste_delta)
+		hs_stat_add(HS_STAT_span_waste_bytes, waste_delta);
 	if (free_delta)
 		hs_stat_add(HS_STAT_central_free_bytes, free_delta);
 }
@@ -329,19 +343,19 @@ void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 		unsigned sh = hs_pagemap_lookup(head)->shard;
 		if (hs_pagemap_lookup(tail)->shard == sh) {
 			central_t *c = &centrals[sh][cls];
-			pthread_mutex_lock(&c->lock);
+			hs_spin_lock(&c->lock);
 			if (HS_UNLIKELY(!c->tc))
 				tc_init(c, sh, cls);
 			if (c->tc_n < c->tc_max) {
 				c->tc[2 * c->tc_n] = head;
 				c->tc[2 * c->tc_n + 1] = tail;
 				c->tc_n++;
-				pthread_mutex_unlock(&c->lock);
+				hs_spin_unlock(&c->lock);
 				hs_stat_add(HS_STAT_central_free_bytes,
 					    (int64_t)n * hs_classes[cls].size);
 				return;
 			}
-			pthread_mutex_unlock(&c->lock);
+			hs_spin_unlock(&c->lock);
 		}
 	}
 	insert_spans(cls, head, n);
@@ -367,7 +381,7 @@ static void give_back_slots(unsigned ns)
 	for (unsigned sh = 0; sh < ns; sh++)
 		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
 			if (has_class(want[sh], cls))
-				pthread_mutex_lock(&centrals[sh][cls].lock);
+				hs_spin_lock(&centrals[sh][cls].lock);
 	hs_meta_lock();
 	for (unsigned sh = 0; sh < ns; sh++)
 		for (unsigned w = 0; w < TC_WORDS; w++)
@@ -393,12 +407,12 @@ static void give_back_slots(unsigned ns)
 	for (unsigned sh = ns; sh-- > 0;)
 		for (unsigned cls = HS_NUM_CLASSES; cls-- > 1;)
 			if (has_class(want[sh], cls))
-				pthread_mutex_unlock(&centrals[sh][cls].lock);
+				hs_spin_unlock(&centrals[sh][cls].lock);
 }
 
 void hs_central_drain(void)
 {
-	unsigned ns = get_nshards();
+	unsigned ns = hs_central_nshards();
 	for (unsigned sh = 0; sh < ns; sh++) {
 		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
 			if (!tc_is_used(sh, cls))
@@ -407,12 +421,12 @@ void hs_central_drain(void)
 			int n = hs_classes[cls].batch;
 			for (;;) {
 				void *head = NULL;
-				pthread_mutex_lock(&c->lock);
+				hs_spin_lock(&c->lock);
 				if (c->tc_n) {
 					c->tc_n--;
 					head = c->tc[2 * c->tc_n];
 				}
-				pthread_mutex_unlock(&c->lock);
+				hs_spin_unlock(&c->lock);
 				if (!head)
 					break;
 				/* counted as central free already */
@@ -446,7 +460,7 @@ int hs_central_is_valid(void)
 		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
 			const hs_class_info_t *ci = &hs_classes[cls];
 			central_t *c = &centrals[sh][cls];
-			pthread_mutex_lock(&c->lock);
+			hs_spin_lock(&c->lock);
 			for (hs_span_t *s = c->nonempty; s; s = s->next) {
 				if (s->size_class != cls || !s->in_list ||
 				    s->shard != sh ||
@@ -476,7 +490,7 @@ int hs_central_is_valid(void)
 				if (o != c->tc[2 * b + 1])
 					ok = 0;
 			}
-			pthread_mutex_unlock(&c->lock);
+			hs_spin_unlock(&c->lock);
 		}
 	}
 	return ok;
@@ -488,10 +502,10 @@ void *hs_central_tc_slots(unsigned shard, unsigned cls, size_t *bytes)
 	if (shard >= NSH || cls >= HS_NUM_CLASSES || !tc_is_used(shard, cls))
 		return NULL; /* without touching the lists' memory */
 	central_t *c = &centrals[shard][cls];
-	pthread_mutex_lock(&c->lock);
+	hs_spin_lock(&c->lock);
 	void *p = c->tc;
 	*bytes = p ? 2 * c->tc_max * sizeof(void *) : 0;
-	pthread_mutex_unlock(&c->lock);
+	hs_spin_unlock(&c->lock);
 	return p;
 }
 
@@ -506,27 +520,25 @@ const void *hs_central_shard_mem(unsigned shard, size_t *bytes)
  * locks, so any fixed order is deadlock-free. */
 void hs_central_lock_all(void)
 {
-	unsigned ns = get_nshards();
+	unsigned ns = hs_central_nshards();
 	for (unsigned sh = 0; sh < ns; sh++)
 		for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
-			pthread_mutex_lock(&centrals[sh][i].lock);
+			hs_spin_lock(&centrals[sh][i].lock);
 }
 
 void hs_central_unlock_all(void)
 {
-	unsigned ns = get_nshards();
+	unsigned ns = hs_central_nshards();
 	for (unsigned sh = ns; sh-- > 0;)
 		for (unsigned i = HS_NUM_CLASSES; i-- > 0;)
-			pthread_mutex_unlock(&centrals[sh][i].lock);
+			hs_spin_unlock(&centrals[sh][i].lock);
 }
 
 void hs_central_reinit(void)
 {
-	unsigned ns = get_nshards();
+	unsigned ns = hs_central_nshards();
 	for (unsigned sh = 0; sh < ns; sh++)
 		for (unsigned i = 0; i < HS_NUM_CLASSES; i++)
-			pthread_mutex_init(&centrals[sh][i].lock, NULL);
-	/* the child has one thread: the parent's counts mean nothing */
-	for (unsigned sh = 0; sh < NSH; sh++)
-		shard_threads[sh] = 0;
+			hs_spin_init(&centrals[sh][i].lock);
+	hs_central_shard_reinit();
 }

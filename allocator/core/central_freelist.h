@@ -2,7 +2,8 @@
 /*
  * allocator/core/central_freelist.h - central free lists: per size class and
  * per shard, the spans of that class and shard that still have free
- * objects, behind one mutex each.  Thread caches move objects in and out
+ * objects, behind one short spinlock each (core/spinlock.h; the page heap
+ * is never called with it held).  Thread caches move objects in and out
  * in batches.
  *
  * Shards keep threads that run at the same time off each other's spans:
@@ -25,14 +26,19 @@
  * threads, lowest index on ties); hs_central_shard_put when it exits. */
 unsigned hs_central_shard_get(void);
 void hs_central_shard_put(unsigned shard);
+/* Shards in use (fixed once first computed; core/central_shard.c). */
+unsigned hs_central_nshards(void);
+/* fork child: every shard's thread count back to 0. */
+void hs_central_shard_reinit(void);
 
 /*
  * Takes up to n objects of class cls from shard `shard`; they come back
  * as a chain from *head to *tail linked through their first word
  * (*(void **)obj), the tail's link unspecified.  Returns how many (0 only
  * on ENOMEM); more than n (a whole transfer-cache batch) when n is under
- * a batch and the shard has no span with free objects.  Thread-safe (class
- * lock, may take the page heap lock).
+ * a batch and the shard has no span with free objects.  Objects of a fresh
+ * span come in address order.  Thread-safe (class lock; a new span is
+ * taken from the page heap with the class lock released).
  */
 int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			    void **tail, int n);
@@ -40,7 +46,8 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 /* Gives back a chain of n objects of class cls (linked as above, tail =
  * the n-th), each to the shard of its span (a full batch may be kept
  * whole in that shard's transfer cache).  Spans whose objects are all
- * back return to the page heap.  Thread-safe. */
+ * back return to the page heap, after the class lock is released.
+ * Thread-safe. */
 void hs_central_insert_range(unsigned cls, void *head, void *tail, int n);
 
 /* Gives every batch held in transfer caches back to its spans

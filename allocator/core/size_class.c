@@ -9,6 +9,7 @@
  */
 #include "base/assert.h"
 #include "base/log.h"
+#include "base/stats.h"
 #include "core/size_class.h"
 
 uint8_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
@@ -30,6 +31,7 @@ static void set_class(unsigned c, size_t size)
 			break;
 	}
 	ci->size = (uint32_t)size;
+	hs_stats_publish_class(c, ci->size);
 	ci->pages = (uint16_t)pages;
 	ci->objects = (uint32_t)(pages * HS_PAGE_SIZE / size);
 	ci->batch = (uint16_t)clamp(65536 / size, 2, 32);

@@ -62,8 +62,11 @@ static void *meta_alloc_locked(size_t size)
 			return NULL;
 		hs_stat_add(HS_STAT_meta_bytes, (int64_t)chunk);
 		meta_end = m + chunk;
-		p = m;
+		meta_cur = p = m;
 	}
+	/* bytes handed out, alignment padding included: the touched part
+	 * of the reservations (HEAPSCOPE_STAT_META_USED_BYTES) */
+	hs_stat_add(HS_STAT_meta_used_bytes, (int64_t)(p + size - meta_cur));
 	meta_cur = p + size;
 	return p;
 }
@@ -123,6 +126,7 @@ static hs_span_t *span_carve_locked(void)
 		/* 4 KiB pages: trim gives them back one by one */
 		hs_os_nohugepage(c, SPAN_CHUNK);
 		hs_stat_add(HS_STAT_meta_bytes, (int64_t)SPAN_CHUNK);
+		hs_stat_add(HS_STAT_meta_used_bytes, (int64_t)SPAN_FIRST);
 		c->next = span_chunks;
 		span_chunks = c;
 		span_cur = (char *)c + SPAN_FIRST;
@@ -130,6 +134,7 @@ static hs_span_t *span_carve_locked(void)
 	}
 	hs_span_t *s = (hs_span_t *)span_cur;
 	span_cur += sizeof(*s);
+	hs_stat_add(HS_STAT_meta_used_bytes, (int64_t)sizeof(*s));
 	return s;
 }
 

@@ -49,7 +49,13 @@ typedef struct hs_tcache {
 	uint32_t state;			    /* enum hs_tc_state */
 	uint32_t shard;			    /* central list shard (refills) */
 	struct hs_tcache *next_free;	    /* list of caches to reuse */
+	/* bytes the lists may still grow beyond their classes' max_cached
+	 * (hs_tc_overflow's growth; slow paths only) */
+	uint64_t grow_left;
 	uint8_t refilled[HS_NUM_CLASSES];   /* HS_TC_REFILLED | _EVER_ */
+	struct hs_tcache *next_all; /* every cache ever made, for readers
+				     * outside the process (base/stats.h);
+				     * set once, kept across reuse */
 } hs_tcache_t;
 
 /* The calling thread's state in initial-exec TLS: one struct, so both
@@ -76,16 +82,21 @@ extern const hs_tcache_t hs_tc_dead;  /* state HS_TC_DEAD */
 bool hs_tc_activate(void);
 
 /* Refill list cls from the central list and pop one object; NULL on
- * ENOMEM.  Called only when the list is empty. */
+ * ENOMEM.  Called only when the list is empty.  A list below its class's
+ * max_cached gets it back; one at it or above, that the thread had
+ * refilled before (it allocates the class in bursts longer than its
+ * list), grows by a batch, up to the class's list cap while the thread's
+ * growth budget lasts (thread_cache.c). */
 void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
 
 /* Free of p (class cls) when list cls has no room (length >=
  * max_length): always so for hs_tc_empty and hs_tc_dead, whose objects go
  * straight to the central list (the empty one activates the thread's
  * cache for its next frees).  An active list takes p and gives a batch
- * back.  A list with no refill since its previous overflow (the thread
- * only frees that class: objects other threads allocated) is then limited
- * to one batch; the next refill restores the class's max_cached. */
+ * back.  An overflow with no refill since the previous one (the thread
+ * frees more of the class than it allocates: objects other threads
+ * allocated, or the end of a burst) takes a batch off the list's limit,
+ * down to one batch. */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
 
 /* Free fast path: pushes p (class cls) onto the calling thread's cache.

@@ -50,4 +50,7 @@ uint32_t hs_unwind_capture(uint64_t *out, uint32_t max);
  * bytes given back. */
 size_t hs_unwind_trim(void);
 
+/* Bytes of the unwinder's static rule cache (for the statistics block). */
+size_t hs_unwind_cache_bytes(void);
+
 #endif /* HS_UNWIND_STACK_H */

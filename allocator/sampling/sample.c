@@ -37,9 +37,14 @@ void hs_sample_account(const struct heapscope_record *rec, int sign)
 	 * the proxy (a block of its size class); one without, as a large
 	 * allocation in the region.  (Without this, a program whose big
 	 * blocks were all sampled showed none of them in mallinfo2.) */
-	if (!rec->proxy)
+	if (!rec->proxy) {
 		hs_stat_large(HS_POOL_REGION, sign * (int64_t)rec->allocated,
 			      sign);
+		/* so readers can tell these region blocks from the pages
+		 * sampling adds (HEAPSCOPE_STAT_SAMPLED_LARGE_BYTES) */
+		hs_stat_add(HS_STAT_sampled_large_bytes,
+			    sign * (int64_t)rec->allocated);
+	}
 	uint64_t inuse = hs_sampler_estimate(rec->weight, rec->allocated, rec->requested);
 	uint64_t frag = rec->allocated > rec->requested ?
 		hs_sampler_estimate(rec->weight, rec->allocated - rec->requested, rec->requested) : 0;

@@ -69,6 +69,7 @@ void hs_sampling_init(void)
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;
 	hs_sampler_global_init();
+	hs_stats_publish_unwind(hs_unwind_cache_bytes());
 	hs_registry_set_period(hs_sampler_period());
 	setup_region(); /* on failure samples are dropped (served unsampled) */
 	__atomic_store_n(&sampling_ready, 1, __ATOMIC_RELEASE);

@@ -27,6 +27,11 @@
 /* Page aligned so hs_unwind_trim can give its pages back. */
 struct centry hs_unwind_cache[1u << CACHE_BITS] __attribute__((aligned(4096)));
 
+size_t hs_unwind_cache_bytes(void)
+{
+	return sizeof(hs_unwind_cache);
+}
+
 void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r)
 {
 	struct centry *e = hs_unwind_slot_of(ip);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli.h - collector/cli/: the command line.  The conventions every
- * subcommand (record, daemon, rate, symbolize) shares (cli.c): an option table that
+ * subcommand (record, daemon, rate, rss, leaks, symbolize) shares (cli.c): an option table that
  * drives getopt_long and names what each argument accepts, and one-line
  * errors
  *
@@ -93,6 +93,18 @@ int hs_daemon_main(int argc, char **argv);
 /* `heapscope rate ...`: 0, 1 (failed, or not applied within --wait),
  * 2 (bad command line). */
 int hs_rate_main(int argc, char **argv);
+
+/* --------------------------------------------------------- "cli/rss.c" */
+
+/* `heapscope rss ...`: 0, 1 (could not read the process), 2 (bad
+ * command line). */
+int hs_rss_main(int argc, char **argv);
+
+/* ------------------------------------------------------- "cli/leaks.c" */
+
+/* `heapscope leaks ...` (argv[0] "leaks"): the leak trends of one process
+ * as JSON on stdout.  0, 1 (failed), 2 (bad command line). */
+int hs_leaks_main(int argc, char **argv);
 
 /* ----------------------------------------------- "cli/symbolize_cmd.c" */
 

@@ -4,7 +4,7 @@
  * `heapscope --help` its list (and man/help2roff.awk the NAME line of each
  * command's man page), --version, and the hand-over of the command line
  * to the command: record (record.c), daemon (daemon.c), rate (rate.c),
- * symbolize (symbolize_cmd.c).
+ * rss (rss.c), leaks (leaks.c), symbolize (symbolize_cmd.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +23,16 @@ static int rate_cmd(int argc, char **argv)
 	return hs_rate_main(argc - 1, argv + 1);
 }
 
+static int rss_cmd(int argc, char **argv)
+{
+	return hs_rss_main(argc - 1, argv + 1);
+}
+
+static int leaks_cmd(int argc, char **argv)
+{
+	return hs_leaks_main(argc - 1, argv + 1);
+}
+
 static int symbolize_cmd(int argc, char **argv)
 {
 	return hs_symbolize_main(argc - 1, argv + 1);
@@ -38,6 +48,9 @@ static const struct command {
 	 "profile every process that uses the library, pprof over HTTP",
 	 daemon_cmd},
 	{"rate", "set a running process's sampling period (0: off)", rate_cmd},
+	{"rss", "where a running process's resident memory went", rss_cmd},
+	{"leaks", "rank one process's allocation sites by heap growth (JSON)",
+	 leaks_cmd},
 	{"symbolize", "name the functions of a profile recorded unsymbolized",
 	 symbolize_cmd},
 };
@@ -75,8 +88,8 @@ int main(int argc, char **argv)
 	const char *cmd = argc >= 2 ? argv[1] : NULL;
 
 	if (!cmd) {
-		hs_cli__usage_error(
-			NULL, "no command (record, daemon, rate or symbolize)");
+		hs_cli__usage_error(NULL, "no command (record, daemon, rate, "
+					  "rss, leaks or symbolize)");
 		return 2;
 	}
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
@@ -102,8 +115,9 @@ int main(int argc, char **argv)
 	for (char *s = q; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
-	hs_cli__usage_error(
-		NULL,
-		"unknown command '%s' (record, daemon, rate or symbolize)", q);
+	hs_cli__usage_error(NULL,
+			    "unknown command '%s' (record, daemon, rate, rss, "
+			    "leaks or symbolize)",
+			    q);
 	return 2;
 }

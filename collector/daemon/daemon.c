@@ -24,7 +24,8 @@
  *
  * hs_daemon_main reads as phases: parse (daemon_options.c), check, open,
  * load, attach, scan, serve, loop, clean up.  Signals and SIGHUP dumps:
- * daemon_signals.c.
+ * daemon_signals.c.  Pre-OOM capture (a thread of its own; OOM kills
+ * arrive here as HS_EV_OOM events): pressure.c, oom_store.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -81,6 +82,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	p = hs_daemon__find(d, (pid_t)e->pid);
+	if (e->type == HS_EV_OOM) {
+		hs_oom__on_kill(d, p, e); /* oom_store.c */
+		return 0;
+	}
 	if (e->type == HS_EV_EXIT || e->type == HS_EV_EXEC) {
 		/* After exec the image is new: the next event starts a
 		 * fresh entry (registry, maps, symbols). */
@@ -269,6 +274,9 @@ int hs_daemon_main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	print_listening(&d);
+	/* the pressure watch (pressure.c): failing to start it is reported,
+	 * the profiles are still served */
+	hs_oom__start(&d);
 
 	/* Loop: wait for events without the lock, consume with it. */
 	epfd = hs_ring__epoll_fd(&ring);
@@ -295,6 +303,7 @@ int hs_daemon_main(int argc, char **argv)
 			hs_daemon__scan(&d);
 			last_scan = hs_mono_ns();
 		}
+		hs_daemon__leak_points(&d);
 		if (hs_daemon__dump_requested()) {
 			hs_lost__read(bpf_map__fd(skel->maps.lost), d.lost);
 			hs_daemon__dump_all(&d);
@@ -307,6 +316,7 @@ int hs_daemon_main(int argc, char **argv)
 	err = 0;
 
 cleanup:
+	hs_oom__stop(&d);
 	hs_http__stop(http);
 	for (size_t i = 0; i < d.nlinks; i++)
 		bpf_link__destroy(d.links[i]);

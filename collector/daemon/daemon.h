@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * daemon.h - `heapscope daemon`: the per-process table shared by the main
- * thread (ring buffer, sweeps: daemon.c; SIGHUP dumps: daemon_signals.c)
- * and libmicrohttpd's connection threads (http.c, http_profiles.c,
- * http_host.c, http_metrics.c).  Every field of struct hs_daemon and of
- * every struct hs_proc is protected by hs_daemon.lock.
+ * thread (ring buffer, sweeps: daemon.c; SIGHUP dumps: daemon_signals.c;
+ * leak-trend points: daemon_leaks.c) and libmicrohttpd's connection
+ * threads (http.c, http_profiles.c, http_host.c, http_metrics.c,
+ * http_leaks.c).  Every field of struct hs_daemon and of every struct
+ * hs_proc is protected by hs_daemon.lock.
  */
 #ifndef HS_DAEMON_H
 #define HS_DAEMON_H
@@ -17,6 +18,7 @@
 #include "events.h"
 #include "export.h"
 #include "heapscope_event.h"
+#include "oom.h"
 #include "symbolize.h"
 #include "target.h"
 
@@ -72,6 +74,8 @@ struct hs_proc {
 	struct hs_scrape_window *windows;
 	/* allocations since followed, per stack (ev.totals points here) */
 	struct hs_stack_table totals;
+	/* leak trends (daemon_leaks.c), NULL until the first point */
+	struct hs_leaks *leaks;
 	struct hs_proc *next; /* hash chain */
 };
 
@@ -97,6 +101,8 @@ struct hs_daemon {
 	bool no_copies; /* --no-copies: ignore other copies of the objects */
 	bool raw_symbols; /* --symbolize=none: addresses and mappings only */
 	const char *dump_dir;
+	uint64_t leak_interval_ns; /* --leak-interval, 0: no leak trends */
+	size_t leak_cursor;	   /* bucket the next leak points start at */
 	bool verbose;
 	/* BPF side (opaque here: struct heapscope_bpf *, struct bpf_link *) */
 	void *skel;
@@ -124,6 +130,8 @@ struct hs_daemon {
 	uint64_t http_busy;
 	uint64_t dumps, dump_errors;
 	volatile sig_atomic_t *exiting;
+	/* pre-OOM capture: options, watch, snapshots (oom.h; own lock) */
+	struct hs_oom oom;
 };
 
 /* Consumes the events waiting in the ring buffer (the BPF side does not
@@ -203,6 +211,12 @@ void hs_symref__check(struct hs_symref *r, const uint64_t *a, size_t n);
  * -ENOENT: the object has no alloc probe of p. */
 int hs_daemon__attach_object(struct hs_daemon *d, const char *path,
 			     enum hs_provider p, enum hs_provider *chosen);
+
+/* daemon_leaks.c: a leak-trend point (hs_leaks__tick) for each followed
+ * process whose interval has passed, its store made at the first; at
+ * most ~10 ms of them per call (the rest at the next call, from where
+ * this one stopped).  Under the daemon lock, main thread. */
+void hs_daemon__leak_points(struct hs_daemon *d);
 
 /* daemon_options.c: the `daemon` command line (argv[0] is "daemon") into
  * d, zeroed by the caller; checks --listen, --lib, --dump-dir and reads

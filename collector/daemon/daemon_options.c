@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "daemon.h"
 #include "http.h"
 
@@ -22,8 +23,10 @@ static const char usage[] =
 	"Usage: heapscope daemon [--lib PATH]... [--listen ADDR:PORT|unix:PATH]...\n"
 	"                        [--token-file FILE] [--allow-remote]\n"
 	"                        [--provider auto|heapscope|otel_memory|ddheap]\n"
-	"                        [--no-copies] [--dump-dir DIR]\n"
-	"                        [--symbolize local|none] [-v]\n"
+	"                        [--no-copies] [--dump-dir DIR] [-v]\n"
+	"                        [--oom-threshold F] [--oom-cooldown S]\n"
+	"                        [--oom-keep N] [--leak-interval SECONDS]\n"
+	"                        [--symbolize local|none]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -61,7 +64,23 @@ static const char usage[] =
 	"                      default a container's own copy is found in\n"
 	"                      /proc/PID/maps and attached too)\n"
 	"  --dump-dir DIR      on SIGHUP, write every process's heap profile\n"
-	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically)\n"
+	"                      to DIR/heap-PID-STARTTIME.pb.gz (atomically);\n"
+	"                      each pre-OOM snapshot to\n"
+	"                      DIR/oom-PID-STARTTIME-ID-REASON.pb.gz\n"
+	"  --oom-threshold F   snapshot a process whose memory cgroup (or\n"
+	"                      an ancestor) uses F of its limit or more\n"
+	"                      (0 < F <= 1, default 0.8; 0: no pressure\n"
+	"                      watch); under PSI memory pressure too, and\n"
+	"                      keep the OOM killer's victims' snapshots\n"
+	"  --oom-cooldown S    at most one snapshot per process per S\n"
+	"                      seconds (default 10), OOM kills aside\n"
+	"  --oom-keep N        snapshots kept, in memory and in --dump-dir\n"
+	"                      (default 16, at most 1024; the oldest that is\n"
+	"                      not a victim's goes first)\n"
+	"  --leak-interval S   seconds between two points of the leak trends\n"
+	"                      (0..3600, default 5; 0: none kept); each\n"
+	"                      process keeps 720 points of at most 64 stacks\n"
+	"                      (~410 KiB)\n"
 	"  --symbolize S       local (default: names, lines and inlined calls\n"
 	"                      from each binary's symbols and debug info, and\n"
 	"                      from the debuginfod servers of DEBUGINFOD_URLS)\n"
@@ -83,6 +102,10 @@ static const char usage[] =
 	"  /debug/pprof/allocs[?pid=N]  allocations since first followed\n"
 	"      (&seconds=S, heap and allocs: the difference over S seconds;\n"
 	"      allocs?pid=N&window=S: only the allocations of the next S s)\n"
+	"  /debug/heapscope/rss?pid=N    where the process's RSS went (JSON)\n"
+	"  /debug/heapscope/leaks?pid=N  leak trends (JSON)\n"
+	"  /debug/heapscope/oom       pre-OOM snapshots (JSON)\n"
+	"  /debug/heapscope/oom/ID.pb.gz  one of them (pprof)\n"
 	"  /targets                   Prometheus HTTP service discovery JSON\n"
 	"  /processes                 JSON list\n"
 	"  /metrics                   Prometheus text\n"
@@ -208,6 +231,10 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		OPT_NOCOPIES,
 		OPT_PROVIDER,
 		OPT_TOKEN,
+		OPT_OOM_THRESHOLD, /* --oom-*: parsed by pressure.c */
+		OPT_OOM_COOLDOWN,
+		OPT_OOM_KEEP,
+		OPT_LEAK_INTERVAL,
 		OPT_SYMBOLIZE,
 	};
 	static const struct hs_cli_opt opts[] = {
@@ -220,6 +247,11 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		{"no-copies", OPT_NOCOPIES, NULL},
 		{"provider", OPT_PROVIDER,
 		 "auto, heapscope, otel_memory or ddheap"},
+		{"oom-threshold", OPT_OOM_THRESHOLD,
+		 "a fraction of the limit, 0 < F <= 1, or 0 for no watch"},
+		{"oom-cooldown", OPT_OOM_COOLDOWN, "seconds, 0..86400"},
+		{"oom-keep", OPT_OOM_KEEP, "a count, 1..1024"},
+		{"leak-interval", OPT_LEAK_INTERVAL, "seconds, 0..3600"},
 		{"symbolize", OPT_SYMBOLIZE, "local or none"},
 		{"verbose", 'v', NULL},
 		{"help", 'h', NULL},
@@ -227,8 +259,11 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 	};
 	const char *cmd = "daemon", *token_file = NULL;
 	bool tcp = false;
+	long secs;
 	int c;
 
+	hs_oom__defaults(&d->oom);
+	d->leak_interval_ns = HS_LEAK_INTERVAL_S * HS_NS_PER_S;
 	optind = 1;
 	while ((c = hs_cli__next(cmd, argc, argv, opts)) != -1) {
 		switch (c) {
@@ -271,6 +306,30 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 				return hs_cli__bad_value(
 					cmd, "--provider", optarg,
 					hs_cli__accepts(opts, OPT_PROVIDER));
+			break;
+		case OPT_OOM_THRESHOLD:
+		case OPT_OOM_COOLDOWN:
+		case OPT_OOM_KEEP: {
+			/* "--oom-threshold" etc.; pressure.c parses the value */
+			const char *flag = c == OPT_OOM_THRESHOLD ?
+						   "--oom-threshold" :
+					   c == OPT_OOM_COOLDOWN ?
+						   "--oom-cooldown" :
+						   "--oom-keep";
+
+			if (hs_oom__option(&d->oom, flag + 2, optarg))
+				return hs_cli__bad_value(
+					cmd, flag, optarg,
+					hs_cli__accepts(opts, c));
+			break;
+		}
+		case OPT_LEAK_INTERVAL:
+			if (hs_cli__parse_long(optarg, 0, 3600, &secs))
+				return hs_cli__bad_value(
+					cmd, "--leak-interval", optarg,
+					hs_cli__accepts(opts,
+							OPT_LEAK_INTERVAL));
+			d->leak_interval_ns = (uint64_t)secs * HS_NS_PER_S;
 			break;
 		case OPT_SYMBOLIZE:
 			if (strcmp(optarg, "local") && strcmp(optarg, "none"))

@@ -6,6 +6,9 @@
  *   /debug/pprof/ (and /: the index)
  *   /processes, /metrics                     http_metrics.c
  *   /targets                                 http_targets.c
+ *   /debug/heapscope/rss                     http_rss.c
+ *   /debug/heapscope/oom, .../oom/ID.pb.gz    http_oom.c
+ *   /debug/heapscope/leaks                   http_leaks.c
  *
  * Every request gets a status: a connection over the limit -> 503 with
  * Retry-After; TCP without the --token-file token -> 401 with
@@ -266,6 +269,13 @@ enum MHD_Result hs_http__handle(void *cls, struct MHD_Connection *c,
 		return hs_http__metrics(d, c, &who);
 	if (!strcmp(url, "/targets"))
 		return hs_http__targets(d, c, &who);
+	if (!strcmp(url, "/debug/heapscope/rss"))
+		return hs_http__rss(d, c, &who);
+	if (!strncmp(url, "/debug/heapscope/oom", 20) &&
+	    (!url[20] || url[20] == '/'))
+		return hs_http__oom(d, c, &who, url);
+	if (!strcmp(url, "/debug/heapscope/leaks"))
+		return hs_http__leaks(d, c, &who);
 	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/") ||
 	    !strcmp(url, "/debug/pprof"))
 		return hs_http__index(d, c, &who);

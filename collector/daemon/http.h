@@ -3,12 +3,12 @@
  * http.h - the daemon's HTTP server across its files: listeners and
  * connection admission (http_server.c), request checks and routing
  * (http.c), who may read what (http_access.c), and the endpoint handlers
- * (http_profiles.c, http_host.c, http_metrics.c, http_targets.c).
- * Handlers run in libmicrohttpd's connection threads, many at once: they
- * take d->lock only to read or count shared state, never while they
- * symbolize or encode.  Each returns what libmicrohttpd's access handler
- * returns: MHD_YES once a response is queued, MHD_NO to drop the
- * connection (no response could be made).
+ * (http_profiles.c, http_host.c, http_metrics.c, http_targets.c,
+ * http_rss.c, http_oom.c, http_leaks.c).  Handlers run in libmicrohttpd's
+ * connection threads, many at once: they take d->lock only to read or
+ * count shared state, never while they symbolize or encode.  Each returns what
+ * libmicrohttpd's access handler returns: MHD_YES once a response is
+ * queued, MHD_NO to drop the connection (no response could be made).
  */
 #ifndef HS_HTTP_H
 #define HS_HTTP_H
@@ -148,5 +148,50 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
  * cgroup, container_id, systemd_unit), of the processes who may read. */
 enum MHD_Result hs_http__targets(struct hs_daemon *d, struct MHD_Connection *c,
 				 const struct hs_http_peer *who);
+
+/* http_rss.c: /debug/heapscope/rss?pid=N, where the process's RSS went
+ * (JSON, export/export_rss.c): 400 malformed, 403 another user's, 404 no
+ * such process / not a heapscope process / a library without the
+ * statistics block, 502 a block that fails validation, 500 otherwise. */
+enum MHD_Result hs_http__rss(struct hs_daemon *d, struct MHD_Connection *c,
+			     const struct hs_http_peer *who);
+
+/* One process of /metrics' RSS families: copied under d->lock, read and
+ * written after it (ok: its table could be read). */
+struct hs_rss_job {
+	struct hs_target t;
+	char comm[16];
+	struct hs_rss_table table;
+	bool ok;
+};
+/* Under d->lock: the processes /metrics shows (mine[i]: the i-th of the
+ * table in bucket order may be read; only: that pid, 0 = all) into
+ * *jobs (malloc'd, *n entries).  0 or -ENOMEM. */
+int hs_http__rss_collect(struct hs_daemon *d, const bool *mine, long only,
+			 struct hs_rss_job **jobs, size_t *n);
+/* Without the lock: read each job's RSS table and write the RSS
+ * families (a process that cannot be read is left out). */
+void hs_http__rss_metrics(FILE *f, struct hs_rss_job *jobs, size_t n);
+
+/* http_oom.c: /debug/heapscope/oom (JSON list of the pre-OOM snapshots
+ * who may read; ?pid=N only that process's) and
+ * /debug/heapscope/oom/ID.pb.gz (one snapshot, gzip'd pprof); url is the
+ * request's path, which starts with /debug/heapscope/oom.  400 malformed,
+ * 404 unknown or not who's to read. */
+enum MHD_Result hs_http__oom(struct hs_daemon *d, struct MHD_Connection *c,
+			     const struct hs_http_peer *who, const char *url);
+/* The store's counters as Prometheus families (daemon-wide, in
+ * /metrics): heapscope_oom_snapshots_total{reason},
+ * heapscope_oom_kills_total, heapscope_oom_snapshots_kept,
+ * heapscope_oom_errors_total{kind="capture"|"dump"}.  Takes d->oom.lock
+ * (callers may hold d->lock). */
+void hs_http__oom_metrics(FILE *f, struct hs_daemon *d);
+
+/* http_leaks.c: /debug/heapscope/leaks?pid=N, the leak trends of a
+ * followed process (export_leaks.c's JSON, most suspect first); 400
+ * malformed, 403 another user's, 404 unknown or not a heapscope process,
+ * 409 leak trends off (--leak-interval 0), 500. */
+enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
+			       const struct hs_http_peer *who);
 
 #endif /* HS_HTTP_H */

@@ -4,7 +4,8 @@
  *
  *   /processes   JSON: the followed processes
  *   /metrics     Prometheus text exposition; ?pid=N: that process's
- *                samples only (the scrape of one /targets group)
+ *                samples only (the scrape of one /targets group); with
+ *                where each process's RSS went (http_rss.c)
  *
  * Both read the shared state under the daemon lock.
  */
@@ -13,23 +14,6 @@
 #include <string.h>
 
 #include "http.h"
-
-/* JSON string body (escaped) of s. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
 
 enum MHD_Result hs_http__processes(struct hs_daemon *d,
 				   struct MHD_Connection *c,
@@ -61,19 +45,20 @@ enum MHD_Result hs_http__processes(struct hs_daemon *d,
 				"%s\n {\"pid\": %d, \"nspid\": %d, "
 				"\"comm\": ",
 				first ? "" : ",", p->pid, p->info.nspid);
-			json_str(f, p->info.comm);
+			hs_json__str(f, p->info.comm);
 			fputs(", \"binary\": ", f);
-			json_str(f, p->info.binary);
+			hs_json__str(f, p->info.binary);
 			fputs(", \"library\": ", f);
-			json_str(f, p->t.path);
+			hs_json__str(f, p->t.path);
 			/* whose probes: heapscope, otel_memory, ddheap */
 			fputs(", \"provider\": ", f);
-			json_str(f, hs_provider_name(
-					    p->t.provider == HS_PROVIDER_AUTO
-						    ? HS_PROVIDER_HEAPSCOPE
-						    : p->t.provider));
+			hs_json__str(f,
+				     hs_provider_name(
+					     p->t.provider == HS_PROVIDER_AUTO
+						     ? HS_PROVIDER_HEAPSCOPE
+						     : p->t.provider));
 			fputs(", \"cgroup\": ", f);
-			json_str(f, p->info.cgroup);
+			hs_json__str(f, p->info.cgroup);
 			fprintf(f,
 				", \"start_time\": %llu, \"samples\": %zu, "
 				"\"estimated_heap_bytes\": %.0f, "
@@ -132,7 +117,8 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 	char *text = NULL, *end;
 	size_t len = 0;
 	bool *mine = NULL;
-	size_t i;
+	struct hs_rss_job *rss_jobs = NULL;
+	size_t i, rss_n = 0;
 	long only = 0; /* 0: every process and the daemon's counters */
 	FILE *f;
 
@@ -247,6 +233,7 @@ enum MHD_Result hs_http__metrics(struct hs_daemon *d, struct MHD_Connection *c,
 			(unsigned long long)hits, (unsigned long long)misses,
 			entries);
 	}
+	hs_http__oom_metrics(f, d); /* http_oom.c */
 per_process:
 	fputs("# HELP heapscope_process_lost_events_total Events lost per "
 	      "process: dropped by a full ring buffer, or seen missing "
@@ -290,7 +277,15 @@ per_process:
 					f, "heapscope_process_live_samples", p,
 					"",
 					(double)hs_profile__live(p->ev.prof));
+	/* where each process's RSS went: read after the lock */
+	if (hs_http__rss_collect(d, mine, only, &rss_jobs, &rss_n)) {
+		free(mine);
+		mine = NULL; /* out of memory: answered as such below */
+	}
 	pthread_mutex_unlock(&d->lock);
+	if (mine)
+		hs_http__rss_metrics(f, rss_jobs, rss_n);
+	free(rss_jobs);
 	/* without mine the per-process series are missing: no answer */
 	if (fclose(f) || !mine) {
 		free(mine);

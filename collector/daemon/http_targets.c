@@ -21,58 +21,6 @@
 
 #include "http.h"
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid (overlong
- * forms and surrogates included; RFC 3629 section 4). */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* "s" as a JSON string: ", \ and controls escaped, bad UTF-8 -> U+FFFD. */
-static void json_str(FILE *f, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	fputc('"', f);
-	while (*s) {
-		size_t n = utf8_len(s);
-
-		if (!n) {
-			fputs("\\ufffd", f);
-			s++;
-		} else if (*s == '"' || *s == '\\') {
-			fprintf(f, "\\%c", *s++);
-		} else if (*s < 0x20 || *s == 0x7f) {
-			fprintf(f, "\\u%04x", *s++);
-		} else {
-			fwrite(s, 1, n, f);
-			s += n;
-		}
-	}
-	fputc('"', f);
-}
-
 /* A Host header we may echo: host or [v6] with an optional :port, only
  * [A-Za-z0-9.-] in a name, at most 255 bytes. */
 static bool host_ok(const char *h)
@@ -111,7 +59,7 @@ static bool host_ok(const char *h)
 static void label(FILE *f, const char *name, const char *value, bool comma)
 {
 	fprintf(f, "%s\"%s\": ", comma ? ", " : "", name);
-	json_str(f, value);
+	hs_json__str(f, value);
 }
 
 /* The first TCP --listen address as given ("localhost" with only unix
@@ -154,7 +102,7 @@ enum MHD_Result hs_http__targets(struct hs_daemon *d, struct MHD_Connection *c,
 			hs_proc__cgroup_ids(p->info.cgroup, id, unit,
 					    sizeof(unit));
 			fprintf(f, "%s\n {\"targets\": [", first ? "" : ",");
-			json_str(f, host);
+			hs_json__str(f, host);
 			fputs("], \"labels\": {", f);
 			label(f, "__param_pid", pid, false);
 			label(f, "pid", pid, true);

@@ -74,6 +74,7 @@ void hs_daemon__forget(struct hs_daemon *d, struct hs_proc *p)
 	symref_put(p->sym);
 	hs_profile__free(p->ev.prof);
 	hs_stack_table__free(&p->totals);
+	hs_leaks__free(p->leaks);
 	d->nprocs--;
 	d->procs_freed++;
 	if (d->verbose)

@@ -45,6 +45,10 @@ int hs_bpf__open_load(struct heapscope_bpf **out, const char **what,
 		return -errno;
 	}
 	skel->rodata->trace_all_exits = 0;
+	/* A kernel without the oom/mark_victim tracepoint (BTF) must not
+	 * fail the whole load: the daemon then sees OOM kills as exits. */
+	if (libbpf_find_vmlinux_btf_id("mark_victim", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(skel->progs.handle_oom, false);
 	err = heapscope_bpf__load(skel);
 	if (err) {
 		*what = "load the BPF programs";

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * export.h - collector/export/: aggregated stacks out as bytes: folded
- * stacks, gzip'd pprof, a text top list (one render for every front-end,
+ * stacks, gzip'd pprof, a text top list, the RSS table as JSON and
+ * Prometheus text (export_rss.c) (one render for every front-end,
  * render.c), with the notes every profile carries, and written to a file
- * atomically (output.c).  Functions return 0 or -errno unless stated; none
- * is thread-safe unless stated.
+ * atomically (output.c); the leak-trend view as JSON (export_leaks.c);
+ * JSON strings (json.c).  Functions return 0 or -errno unless stated;
+ * none is thread-safe unless stated.
  */
 #ifndef HS_EXPORT_H
 #define HS_EXPORT_H
@@ -42,6 +44,12 @@ int hs_folded__write(FILE *f, const struct hs_folded_line *lines, size_t n);
 /* Write to path atomically (hs_write_file_atomic); NULL or "-": stdout. */
 int hs_folded__write_file(const char *path, const struct hs_folded_line *lines,
 			  size_t n);
+/* The folded text of one stack[0..depth) (innermost first): frames
+ * outermost first joined by ';', ';' and newlines in names as '_',
+ * "[unknown]" for unnamed frames, "[no stack]" for depth 0.  malloc'd;
+ * NULL on ENOMEM. */
+char *hs_folded__stack_text(const uint64_t *stack, uint32_t depth,
+			    hs_symbolize_fn sym, void *ctx);
 /* Free n lines from hs_folded__build (NULL is a no-op). */
 void hs_folded__free(struct hs_folded_line *lines, size_t n);
 
@@ -112,12 +120,60 @@ int hs_pprof__build(const struct hs_stack_agg *aggs, size_t n,
 		    struct hs_syms *syms, const struct hs_pprof_meta *m,
 		    uint8_t **out, size_t *len);
 
+/* ----------------------------------------------------- "export_leaks.c" */
+
+/* One site of the leak-trend view. */
+struct hs_leak_row {
+	char *stack; /* folded text, "root;...;leaf" */
+	struct hs_leak_fit fit;
+	double inuse;	     /* bytes in use now (estimate) */
+	double oldest_age_s; /* of its live samples */
+	double mean_age_s;
+	uint64_t samples; /* live samples */
+	double score;	  /* hs_leak__score */
+	bool growing;	  /* hs_leak__growing */
+};
+
+/* Symbolize the n series (sym may be NULL: "[unknown]"), sum those with
+ * the same folded text, fit, score and rank them most suspect first
+ * (growing sites by growth, then by score, then by bytes in use).  *rows
+ * malloc'd (never NULL on success): 0 or -ENOMEM. */
+int hs_leaks__report(const struct hs_leak_series *s, size_t n,
+		     hs_symbolize_fn sym, void *sym_ctx,
+		     struct hs_leak_row **rows, size_t *nrows);
+void hs_leak_rows__free(struct hs_leak_row *r, size_t n);
+/* The view as JSON (the layout at the top of export_leaks.c; bytes,
+ * bytes/s, seconds): 0 or -EIO. */
+int hs_leaks__write_json(FILE *f, pid_t pid, double window_s,
+			 double interval_s, const struct hs_leak_row *r,
+			 size_t n);
+
 /* ----------------------------------------------------- "export_text.c" */
 
 /* Short top list ("flat" per leaf function and the heaviest stacks) of
  * folded lines; total is the profile's total value. */
 int hs_text__write(FILE *f, const struct hs_folded_line *lines, size_t n,
 		   enum hs_value v);
+
+/* ------------------------------------------------------ "export_rss.c" */
+
+/* The RSS table (profiles/rss.c) as one JSON object and a newline:
+ * {"pid", "rss_bytes", "parts": {...}, "parts_sum_bytes",
+ *  "heap_in_use_estimate_bytes", "detail": {...}, ...}
+ * (docs/profiles.md names every field).  -EIO when f failed. */
+int hs_rss__write_json(FILE *f, const struct hs_rss_table *t);
+
+/* Prometheus families of the RSS table, one per index below
+ * HS_RSS_PROM_FAMILIES: heapscope_process_rss_bytes (the kernel's),
+ * heapscope_process_rss_part_bytes{part="..."} (the parts),
+ * heapscope_process_heap_in_use_estimate_bytes (the sampled estimate).
+ * hs_rss__prom_help writes family fam's HELP and TYPE lines;
+ * hs_rss__prom_samples its samples for t, each with the labels
+ * `labels` (already escaped, e.g. pid="1",comm="x"; "" for none). */
+#define HS_RSS_PROM_FAMILIES 3
+void hs_rss__prom_help(FILE *f, unsigned fam);
+void hs_rss__prom_samples(FILE *f, unsigned fam, const struct hs_rss_table *t,
+			  const char *labels);
 
 /* ---------------------------------------------------------- "render.c" */
 
@@ -189,6 +245,13 @@ struct hs_report_stats {
  * lines of HS_REPORT_NOTE_LEN bytes; returns how many. */
 int hs_report__comments(char out[][HS_REPORT_NOTE_LEN], size_t max,
 			const struct hs_report_stats *st);
+
+/* ------------------------------------------------------------ "json.c" */
+
+/* Write str (NUL-terminated, any bytes) to f as a JSON string, quotes
+ * included: '"', '\\' and control bytes escaped, each byte that does not
+ * start well-formed UTF-8 as \ufffd.  Thread-safe (stdio's own lock). */
+void hs_json__str(FILE *f, const char *str);
 
 /* ---------------------------------------------------------- "output.c" */
 

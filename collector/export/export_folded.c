@@ -60,8 +60,8 @@ static int append(char **buf, size_t *len, size_t *cap, const char *name,
 	return 0;
 }
 
-static char *stack_text(const struct hs_stack_agg *a, hs_symbolize_fn sym,
-			void *ctx)
+char *hs_folded__stack_text(const uint64_t *stack, uint32_t depth,
+			    hs_symbolize_fn sym, void *ctx)
 {
 	size_t len = 0, cap = 256;
 	char *buf = malloc(cap);
@@ -69,10 +69,10 @@ static char *stack_text(const struct hs_stack_agg *a, hs_symbolize_fn sym,
 	if (!buf)
 		return NULL;
 	buf[0] = '\0';
-	if (!a->depth && append(&buf, &len, &cap, "[no stack]", false))
+	if (!depth && append(&buf, &len, &cap, "[no stack]", false))
 		goto fail;
-	for (uint32_t i = a->depth; i-- > 0;) {
-		const char *name = sym ? sym(ctx, a->stack[i]) : NULL;
+	for (uint32_t i = depth; i-- > 0;) {
+		const char *name = sym ? sym(ctx, stack[i]) : NULL;
 
 		if (!name || !*name)
 			name = "[unknown]";
@@ -100,7 +100,8 @@ int hs_folded__build(const struct hs_stack_agg *aggs, size_t n, enum hs_value v,
 	if (!l)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		l[i].stack = stack_text(&aggs[i], sym, sym_ctx);
+		l[i].stack = hs_folded__stack_text(aggs[i].stack, aggs[i].depth,
+						   sym, sym_ctx);
 		if (!l[i].stack) {
 			hs_folded__free(l, i);
 			return -ENOMEM;

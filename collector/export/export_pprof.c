@@ -2,13 +2,16 @@
 /*
  * export_pprof.c - aggregated stacks to a gzip'd pprof profile (through
  * common/pprof.c): Go's sample type names, period type space/bytes with
- * the sampling period, one mapping per mapped object (with its build id),
- * one location per return address, functions with file and line where
- * libdwfl finds debug information, the process's labels on every sample
- * (pid, nspid, comm, exe, cgroup, container_id, systemd_unit), and the
- * collector's notes (lost events, sampling cost) as comments.  A profile
- * may hold several processes (the daemon's host profile): each is added
- * with its own labels, mappings and locations (hs_pprof__add).
+ * the sampling period, one mapping per executable segment as
+ * /proc/PID/maps gives it (start, limit, file offset, the file's build id;
+ * the main binary first, as pprof expects), one location per return
+ * address, functions with file and line where libdwfl finds debug
+ * information, the process's labels on every sample (pid, nspid, comm,
+ * exe, cgroup, container_id, systemd_unit), and the collector's notes
+ * (lost events, sampling cost) as comments.  A profile may hold several
+ * processes (the daemon's host profile): each is added with its own
+ * labels, mappings and locations (hs_pprof__add); the first process's
+ * program is mapping 1.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,43 +24,115 @@
 _Static_assert(HS_PPROF_MAX_TYPES == PPROF_MAX_VALUES,
 	       "sample types a profile can have");
 
-struct map_ent {
-	uint64_t scope, start, end, id;
-};
-
 /* One profile being built; scope numbers the processes added (1, 2, ...):
- * mappings and locations belong to one scope, functions are shared. */
+ * mappings and locations belong to one scope, functions are shared.  The
+ * per-mapping arrays are those of the scope being added. */
 struct hs_pprof {
 	struct pprof_builder *b;
 	const struct hs_pprof_meta *m;
 	struct hs_syms *syms;
 	uint64_t scope;
-	struct map_ent *maps;
+	uint64_t base; /* mapping ids of earlier scopes: 1..base */
+	const struct hs_mapping *maps; /* hs_syms__mappings */
 	size_t nmaps;
+	uint64_t *map_id; /* per mapping: its pprof id, 0 = unused */
+	bool *map_funcs;  /* per mapping: a location has a function */
+	bool *map_lines;  /* per mapping: a location has a source line */
+	long *by_id;	  /* pprof id - base - 1 -> mapping index */
+	size_t nused;
 };
 
-static uint64_t mapping_for(struct hs_pprof *x, const struct hs_frame *f)
+/* The pprof mapping id of call site pc (0: none, or unused); notes
+ * whether its location has a function and a source line (pprof leaves
+ * mappings whose locations have neither for later symbolization). */
+static uint64_t mapping_for(struct hs_pprof *x, uint64_t pc, bool has_func,
+			    bool has_line)
 {
-	struct map_ent *nm;
-	uint64_t id;
+	long i = x->map_id ? hs_syms__mapping_at(x->syms, pc) : -1;
 
-	if (!f->module)
+	if (i < 0)
 		return 0;
-	for (size_t i = 0; i < x->nmaps; i++)
-		if (x->maps[i].scope == x->scope &&
-		    x->maps[i].start == f->mod_start &&
-		    x->maps[i].end == f->mod_end)
-			return x->maps[i].id;
-	id = pprof_add_mapping(x->b, f->mod_start, f->mod_end, 0, f->module,
-			       f->build_id[0] ? f->build_id : NULL,
-			       f->nlines > 0, f->nlines > 0 && f->file != NULL);
-	nm = realloc(x->maps, (x->nmaps + 1) * sizeof(*nm));
-	if (!nm)
-		return id;
-	x->maps = nm;
-	nm[x->nmaps++] =
-		(struct map_ent){x->scope, f->mod_start, f->mod_end, id};
-	return id;
+	x->map_funcs[i] |= has_func;
+	x->map_lines[i] |= has_line;
+	return x->map_id[i];
+}
+
+/* Give an id to every mapping a frame of aggs lies in, before any
+ * location is made: the main binary's first (pprof reads mapping 1 as the
+ * program), then the others by address; ids follow those of the scopes
+ * added before. */
+static int number_mappings(struct hs_pprof *x, const struct hs_stack_agg *aggs,
+			   size_t n)
+{
+	x->nused = 0;
+	x->maps = x->syms ? hs_syms__mappings(x->syms, &x->nmaps) : NULL;
+	if (!x->maps)
+		x->nmaps = 0;
+	if (!x->nmaps)
+		return 0;
+	x->map_id = calloc(x->nmaps, sizeof(*x->map_id));
+	x->map_funcs = calloc(x->nmaps, sizeof(*x->map_funcs));
+	x->map_lines = calloc(x->nmaps, sizeof(*x->map_lines));
+	x->by_id = calloc(x->nmaps, sizeof(*x->by_id));
+	if (!x->map_id || !x->map_funcs || !x->map_lines || !x->by_id)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t depth = aggs[i].depth < HEAPSCOPE_MAX_FRAMES
+					 ? aggs[i].depth
+					 : HEAPSCOPE_MAX_FRAMES;
+
+		for (uint32_t k = 0; k < depth; k++) {
+			uint64_t addr = aggs[i].stack[k];
+			long m;
+
+			if (!addr || addr == HS_FREE_MARKER)
+				continue;
+			m = hs_syms__mapping_at(x->syms, addr - 1);
+			if (m >= 0)
+				x->map_id[m] = 1; /* used; numbered below */
+		}
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t m = 0; m < x->nmaps; m++)
+			if (x->map_id[m] && x->maps[m].main == !pass) {
+				x->by_id[x->nused] = (long)m;
+				x->map_id[m] = 0;
+				x->nused++;
+			}
+	for (size_t k = 0; k < x->nused; k++)
+		x->map_id[x->by_id[k]] = x->base + k + 1;
+	return 0;
+}
+
+/* Add the numbered mappings, in id order (after the locations: only then
+ * is it known which have source lines). */
+static int add_mappings(struct hs_pprof *x)
+{
+	for (size_t k = 0; k < x->nused; k++) {
+		const struct hs_mapping *m = &x->maps[x->by_id[k]];
+		uint64_t id = pprof_add_mapping(
+			x->b, m->start, m->limit, m->offset, m->path,
+			m->build_id[0] ? m->build_id : NULL,
+			x->map_funcs[x->by_id[k]], x->map_lines[x->by_id[k]]);
+
+		if (id != x->base + k + 1)
+			return -ENOMEM;
+	}
+	x->base += x->nused;
+	return 0;
+}
+
+static void free_mappings(struct hs_pprof *x)
+{
+	free(x->map_id);
+	free(x->map_funcs);
+	free(x->map_lines);
+	free(x->by_id);
+	x->map_id = NULL;
+	x->map_funcs = x->map_lines = NULL;
+	x->by_id = NULL;
+	x->maps = NULL;
+	x->nmaps = x->nused = 0;
 }
 
 static uint64_t location_for(struct hs_pprof *x, uint64_t addr)
@@ -85,7 +160,8 @@ static uint64_t location_for(struct hs_pprof *x, uint64_t addr)
 	/* One Line per inlined call, innermost first; none when the
 	 * addresses are left for later symbolization (--symbolize=none). */
 	if (!f.nlines && f.module)
-		return pprof_location_in(x->b, x->scope, mapping_for(x, &f), pc,
+		return pprof_location_in(x->b, x->scope,
+					 mapping_for(x, pc, false, false), pc,
 					 NULL, 0);
 	if (!f.nlines) {
 		line.function_id = pprof_function_sys(x->b, f.function,
@@ -99,9 +175,9 @@ static uint64_t location_for(struct hs_pprof *x, uint64_t addr)
 			f.lines[k].file);
 		lines[k].line = f.lines[k].line;
 	}
-	return pprof_location_in(x->b, x->scope, mapping_for(x, &f), pc, lines,
-				 f.nlines < HS_INLINE_MAX ? f.nlines
-							  : HS_INLINE_MAX);
+	return pprof_location_in(
+		x->b, x->scope, mapping_for(x, pc, true, f.file != NULL), pc,
+		lines, f.nlines < HS_INLINE_MAX ? f.nlines : HS_INLINE_MAX);
 }
 
 int64_t hs_pprof__round(double v)
@@ -173,10 +249,8 @@ static size_t labels_of(const struct hs_pprof_meta *l,
 			size_t pid_size)
 {
 	const char *str[][2] = {
-		{"comm", l->comm},
-		{"exe", l->exe},
-		{"cgroup", l->cgroup},
-		{"container_id", l->container_id},
+		{"comm", l->comm},	   {"exe", l->exe},
+		{"cgroup", l->cgroup},	   {"container_id", l->container_id},
 		{"systemd_unit", l->unit},
 	};
 	size_t n = 0;
@@ -206,6 +280,7 @@ int hs_pprof__add(struct hs_pprof *x, const struct hs_stack_agg *aggs, size_t n,
 
 	x->syms = syms;
 	x->scope++;
+	err = number_mappings(x, aggs, n);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct hs_stack_agg *a = &aggs[i];
 		int64_t vals[8] = {hs_pprof__round(a->objects),
@@ -247,6 +322,9 @@ int hs_pprof__add(struct hs_pprof *x, const struct hs_stack_agg *aggs, size_t n,
 					       nl);
 		}
 	}
+	if (!err)
+		err = add_mappings(x);
+	free_mappings(x);
 	x->syms = NULL;
 	return err;
 }
@@ -259,7 +337,7 @@ int hs_pprof__end(struct hs_pprof *x, uint8_t **out, size_t *len)
 		return 0;
 	if (out)
 		err = pprof_encode(x->b, out, len);
-	free(x->maps);
+	free_mappings(x);
 	pprof_free(x->b);
 	free(x);
 	return err;

@@ -5,7 +5,10 @@
  * aggregates per distinct stack (stack_table.c) into the heap profile; the
  * window of a recording keeps the allocs, lifetime and peak profiles
  * (window.c); fragmentation.c attributes the bytes of proxies' spans;
- * residency.c reads what the kernel did with each sample's pages.
+ * residency.c reads what the kernel did with each sample's pages; rss.c
+ * splits a process's RSS by where the allocator says it went; leaks.c
+ * keeps each stack's in-use estimate over time and leak_stats.c fits and
+ * ranks those series (the leak-trend view).
  * Estimates follow DESIGN.md section 1: a sample of requested size r,
  * allocated size a and weight W stands for W/(r+1) objects and a*W/(r+1)
  * bytes.  Functions return 0 or -errno unless stated; none is thread-safe.
@@ -327,5 +330,172 @@ void hs_fragmentation__pprof(struct hs_pprof_meta *m);
 void hs_fragmentation__coverage(struct hs_profile *p, uint64_t *covered,
 				uint64_t *not_covered, double *covered_bytes,
 				double *not_covered_bytes);
+
+/* ------------------------------------------------------------- "rss.c" */
+
+/* The parts of a process's RSS (docs/profiles.md, "Where RSS went"), in
+ * the order of hs_rss_part_names. */
+enum hs_rss_part {
+	HS_RSS_HEAP_IN_USE,	    /* objects handed to the program */
+	HS_RSS_HEAP_FREE_COMMITTED, /* page heap, region cache, span tails */
+	HS_RSS_THREAD_CACHES,	    /* thread caches, central/transfer lists */
+	HS_RSS_ALLOCATOR_METADATA,  /* spans, pagemap, caches' own memory */
+	HS_RSS_SAMPLING_COST,	    /* sampled pages, registry, unwind cache */
+	HS_RSS_OTHER_ANONYMOUS,	    /* anonymous RSS not the allocator's */
+	HS_RSS_FILE_BACKED,	    /* file and shared-memory pages */
+	HS_RSS_NPARTS
+};
+extern const char *const hs_rss_part_names[HS_RSS_NPARTS];
+
+/* One process's RSS table.  Bytes. */
+struct hs_rss_table {
+	pid_t pid;
+	uint64_t rss_bytes;  /* smaps_rollup Rss */
+	uint64_t anon_bytes; /* smaps_rollup Anonymous */
+	uint64_t parts[HS_RSS_NPARTS];
+	uint64_t parts_sum;	     /* sum of parts */
+	uint64_t inuse_estimate;     /* the heap profile's estimate (sampled) */
+	uint64_t anon_outside_bytes; /* anonymous pages certainly not the
+				      * allocator's (stack, brk, other
+				      * files' copy-on-write pages) */
+	uint64_t unresident_bytes;   /* allocator figures above anonymous RSS
+				      * (committed, not resident), taken off
+				      * free, metadata, sampling cost */
+	/* the figures the parts are made of */
+	uint64_t thread_cache_bytes, central_free_bytes, pageheap_free_bytes,
+		region_cached_bytes, span_waste_bytes, large_bytes,
+		sampled_pages_bytes, registry_bytes, unwind_cache_bytes,
+		metadata_reserved_bytes, live_samples, thread_caches_walked;
+	bool consistent;       /* the counters came from two agreeing copies */
+	bool sampled_measured; /* sampling_cost's pages measured resident */
+};
+
+/*
+ * Compute t's parts from a statistics snapshot s and the kernel's
+ * figures (rss, anon: bytes); alloc_limit: the anonymous bytes the
+ * allocator could own (unnamed anonymous mappings and its object's own,
+ * from smaps), the most its parts may take.  sampled_resident: resident bytes
+ * of the pages of live samples that have a proxy (measured through pagemap), or
+ * -1 when unknown (the counter is used).  Pure; the formulas are
+ * docs/profiles.md's.
+ */
+struct hs_stats_snapshot;
+void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
+		     uint64_t anon, uint64_t alloc_limit,
+		     int64_t sampled_resident, struct hs_rss_table *t);
+
+/*
+ * Read the RSS table of process pid, whose allocator is the object that
+ * hs_target__find(pid, lib) finds (lib NULL: libheapscope): the
+ * statistics block through /proc/PID/mem, then /proc/PID/smaps_rollup.
+ * -ESRCH: no such process (or it exited while read); -ENOENT: it maps no
+ * libheapscope; -EPROTONOSUPPORT: its library has no statistics block
+ * (older than it); -EBADMSG: the block fails validation; -EACCES,
+ * -EPERM: not allowed to read it.  Thread-safe.
+ */
+int hs_rss_table_read(pid_t pid, const char *lib, struct hs_rss_table *t);
+/* The same for a target already found (the daemon's). */
+struct hs_target;
+int hs_rss_table_read_target(const struct hs_target *tg,
+			     struct hs_rss_table *t);
+
+/* ------------------------------------------------------ "leak_stats.c" */
+
+/* docs/profiles.md, "Leak trends": a site grows when its growth t is at
+ * least HS_LEAK_T_MIN over at least HS_LEAK_FIT_MIN_POINTS points and
+ * its oldest live object is at least HS_LEAK_AGE_MIN of the span old. */
+#define HS_LEAK_T_MIN 3.0
+#define HS_LEAK_AGE_MIN 0.5
+#define HS_LEAK_FIT_MIN_POINTS 3
+#define HS_LEAK_T_CAP 1e6 /* |t| reported at most (se 0: exact data) */
+
+/* A least-squares line through a series of in-use estimates. */
+struct hs_leak_fit {
+	size_t points;
+	double span_s;	    /* last time - first, seconds */
+	double slope;	    /* bytes per second (ordinary least squares) */
+	double se_sampling; /* its standard error from the points' sampling
+			     * variances (sum c_i^2 var_i), bytes/s */
+	double se_residual; /* from the residuals (RSS/(n-2)/Sxx), bytes/s */
+	double se;	    /* sqrt(se_sampling^2 + se_residual^2) */
+	double t;	    /* slope / se, within +-HS_LEAK_T_CAP */
+};
+
+/*
+ * The sampling variance (bytes^2) of sample s's in-use estimate
+ * a*W/(r+1) under a geometric sampler of period `period` bytes: w (w - k)
+ * with k = r + 1, w = k / (1 - exp(-k/P)) (Horvitz-Thompson), scaled to
+ * bytes by a/k; about P^2 for blocks much smaller than P, 0 for blocks
+ * much larger.  Compatible samples or period <= 0: x (x - a) from the
+ * estimate x itself.
+ */
+double hs_leak__sample_var(const struct hs_sample *s, int64_t period);
+/* Fit y (bytes) over t (seconds, increasing), var (bytes^2, each point's
+ * sampling variance) of n points into *f (zeroed but for points and span
+ * when n < 2 or the times do not differ).  Returns 0. */
+int hs_leak__fit(const double *t, const double *y, const double *var,
+		 size_t n, struct hs_leak_fit *f);
+/* The rank of a site: max(t, 0) * min(1, oldest_age_s / span), 0 with
+ * fewer than HS_LEAK_FIT_MIN_POINTS points. */
+double hs_leak__score(const struct hs_leak_fit *f, double oldest_age_s);
+/* Is the site growing (see HS_LEAK_T_MIN)? */
+bool hs_leak__growing(const struct hs_leak_fit *f, double oldest_age_s);
+
+/* ----------------------------------------------------------- "leaks.c" */
+
+#define HS_LEAK_POINTS 720	/* points per stack: 1 h at 5 s */
+#define HS_LEAK_MAX_STACKS 64	/* stacks tracked per process */
+#define HS_LEAK_INTERVAL_S 5	/* the daemon's default interval */
+/* The most a store holds, bytes: its timeline and slots, and a ring of
+ * two floats a point for each tracked stack (~410 KiB). */
+#define HS_LEAK_BYTES_MAX                                                   \
+	(sizeof(uint64_t) * (HS_LEAK_POINTS + 8) +                            \
+	 HS_LEAK_MAX_STACKS * (sizeof(uint64_t) * (HEAPSCOPE_MAX_FRAMES + 6) + \
+			       2 * sizeof(float) * HS_LEAK_POINTS))
+
+/* A process's leak-trend store (leaks.c). */
+struct hs_leaks;
+
+/* A store taking a point every interval_ns (CLOCK_MONOTONIC); NULL on
+ * ENOMEM.  hs_leaks__free(NULL) is a no-op. */
+struct hs_leaks *hs_leaks__new(uint64_t interval_ns);
+void hs_leaks__free(struct hs_leaks *l);
+/* Take a point of every tracked stack from the live set at now_ns (new
+ * stacks admitted as leaks.c says), the sampling variances for period
+ * (bytes, <= 0 unknown): one pass over the live set.  0 or -ENOMEM (no
+ * point taken). */
+int hs_leaks__point(struct hs_leaks *l, const struct hs_profile *live,
+		    int64_t period, uint64_t now_ns);
+/* hs_leaks__point if the interval has passed since the last point (or
+ * none was taken yet), else 0 at once. */
+int hs_leaks__tick(struct hs_leaks *l, const struct hs_profile *live,
+		   int64_t period, uint64_t now_ns);
+uint64_t hs_leaks__points(const struct hs_leaks *l); /* points ever taken */
+size_t hs_leaks__bytes(const struct hs_leaks *l);    /* memory held now */
+/* Seconds from the first point held to the last (0 with fewer than 2). */
+double hs_leaks__window_s(const struct hs_leaks *l);
+
+/* One tracked stack's series, copied out of a store. */
+struct hs_leak_series {
+	uint32_t depth;
+	uint64_t stack[HEAPSCOPE_MAX_FRAMES]; /* innermost first */
+	size_t n;	 /* points */
+	double *t_s;	 /* seconds since the store's first point held; one
+			  * malloc'd block with inuse and var */
+	double *inuse;	 /* bytes */
+	double *var;	 /* bytes^2, at least P^2 */
+	/* from the live set at copy time */
+	double inuse_now;     /* bytes */
+	uint64_t samples;     /* live samples */
+	double oldest_age_s;  /* age of the oldest live sample, 0 = none */
+	double mean_age_s;    /* mean age, weighted by estimated bytes */
+};
+
+/* Copy the series of l, with the ages and in-use bytes of live at now_ns
+ * (CLOCK_MONOTONIC): *out malloc'd (never NULL on success), free with
+ * hs_leak_series__free.  0 or -ENOMEM. */
+int hs_leaks__copy(const struct hs_leaks *l, const struct hs_profile *live,
+		   uint64_t now_ns, struct hs_leak_series **out, size_t *n);
+void hs_leak_series__free(struct hs_leak_series *s, size_t n);
 
 #endif /* HS_PROFILES_H */

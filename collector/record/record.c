@@ -27,7 +27,7 @@
 static volatile sig_atomic_t exiting;
 static bool verbose;
 
-static void on_signal(int sig)
+void hs_record__on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
@@ -65,7 +65,7 @@ static void read_registry(const struct hs_target *t, struct hs_events *ev)
 			ld.retries, ld.per_record ? ", per-record copy" : "");
 }
 
-static int record(const struct hs_options *o)
+int hs_record__run(const struct hs_options *o, const struct hs_record_hooks *h)
 {
 	struct heapscope_bpf *skel = NULL;
 	struct hs_ring ring = {0};
@@ -82,6 +82,7 @@ static int record(const struct hs_options *o)
 	uint8_t one = 1;
 	uint32_t key = o->pid;
 	struct hs_options eff = *o;
+	const char *cmd = h && h->cmd ? h->cmd : "record";
 	struct bpf_link *links[HS_ATTACH_MAX_PROBES];
 	const char *what, *hint, *failed;
 	size_t nlinks = 0;
@@ -95,48 +96,47 @@ static int record(const struct hs_options *o)
 	/* Check: everything that can fail cheaply, before touching BPF. */
 	if (geteuid() != 0) {
 		fprintf(stderr,
-			"heapscope record: must run as root (BPF and USDT "
+			"heapscope %s: must run as root (BPF and USDT "
 			"attach need CAP_BPF, CAP_PERFMON and "
-			"CAP_SYS_PTRACE)\n");
+			"CAP_SYS_PTRACE)\n",
+			cmd);
 		return -EPERM;
 	}
 	if (!hs_proc__alive(o->pid)) {
 		fprintf(stderr,
-			"heapscope record: no process %d (it has exited, or "
+			"heapscope %s: no process %d (it has exited, or "
 			"the pid is wrong)\n",
-			o->pid);
+			cmd, o->pid);
 		return -ESRCH;
 	}
 	err = hs_target__find_provider(&t, o->pid, o->lib, o->provider);
 	if (err == -ENOENT && (o->provider == HS_PROVIDER_OTEL ||
 			       o->provider == HS_PROVIDER_DDHEAP)) {
 		fprintf(stderr,
-			"heapscope record: process %d maps no object%s%s with "
+			"heapscope %s: process %d maps no object%s%s with "
 			"the %s:alloc probe\n",
-			o->pid, o->lib ? " matching " : "", o->lib ? o->lib : "",
-			hs_provider_name(o->provider));
+			cmd, o->pid, o->lib ? " matching " : "",
+			o->lib ? o->lib : "", hs_provider_name(o->provider));
 		return err;
 	} else if (err == -ENOENT) {
 		fprintf(stderr,
-			"heapscope record: process %d does not use "
+			"heapscope %s: process %d does not use "
 			"libheapscope%s%s "
 			"(not in /proc/%d/maps; preload libheapscope.so or "
 			"pass --lib), nor fires otel_memory or ddheap probes\n",
-			o->pid, o->lib ? " matching " : "",
+			cmd, o->pid, o->lib ? " matching " : "",
 			o->lib ? o->lib : "", o->pid);
 		return err;
 	} else if (err) {
-		fprintf(stderr,
-			"heapscope record: cannot inspect process %d: %s\n",
-			o->pid, strerror(-err));
+		fprintf(stderr, "heapscope %s: cannot inspect process %d: %s\n",
+			cmd, o->pid, strerror(-err));
 		return err;
 	}
 	hs_output_force = o->force;
 	err = hs_output__check(o->output);
 	if (err) {
-		fprintf(stderr, "heapscope record: cannot write %s: %s%s\n",
-			o->output,
-			strerror(-err),
+		fprintf(stderr, "heapscope %s: cannot write %s: %s%s\n", cmd,
+			o->output, strerror(-err),
 			err == -EEXIST	 ? " (pass --force to replace it)" :
 			err == -EINVAL ? " (not a regular file: leave out "
 					 "-o and redirect stdout)" :
@@ -234,6 +234,12 @@ static int record(const struct hs_options *o)
 	while (!exiting) {
 		uint64_t now = hs_mono_ns();
 
+		if (h && h->tick) {
+			err = h->tick(h->ctx, &ev, now);
+			if (err)
+				goto cleanup;
+		}
+
 		/* a terminal gets a progress line, at most once a second */
 		if (tty && now >= next_progress) {
 			hs_lost__read(bpf_map__fd(skel->maps.lost), lost);
@@ -282,8 +288,12 @@ static int record(const struct hs_options *o)
 			"exit\n",
 			o->pid, ev.exited ? "" : " (seen by polling)");
 
-	/* Report. */
+	/* Report: another command's own, or the profile. */
 	hs_syms__sync(syms);
+	if (h && h->report) {
+		err = h->report(h->ctx, o, &ev, syms);
+		goto cleanup;
+	}
 	if ((o->profile == HS_PROFILE_HEAP ||
 	     o->profile == HS_PROFILE_FRAGMENTATION) &&
 	    !ev.exited && hs_proc__alive(o->pid)) {
@@ -361,7 +371,7 @@ cleanup:
 int hs_record_main(int argc, char **argv)
 {
 	struct hs_options opts = {.value = HS_VALUE_INUSE};
-	struct sigaction sa = {.sa_handler = on_signal};
+	struct sigaction sa = {.sa_handler = hs_record__on_signal};
 	int err;
 
 	/* Parse. */
@@ -374,6 +384,6 @@ int hs_record_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	err = record(&opts);
+	err = hs_record__run(&opts, NULL);
 	return err ? 1 : 0;
 }

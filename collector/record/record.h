@@ -44,6 +44,35 @@ struct hs_options {
  */
 int hs_record__parse_args(int argc, char **argv, struct hs_options *o);
 
+/* ---------------------------------------------------------- "record.c" */
+
+/* What another command adds to record's pipeline (`heapscope leaks`). */
+struct hs_record_hooks {
+	const char *cmd; /* its name in messages ("heapscope CMD: ...") */
+	/* Each turn of the loop (at most ~100 ms apart), with the events
+	 * so far applied to ev; now_ns CLOCK_MONOTONIC.  Nonzero (-errno)
+	 * ends the run with that error. */
+	int (*tick)(void *ctx, struct hs_events *ev, uint64_t now_ns);
+	/* Instead of the profile report, once the loop has ended and the
+	 * ring buffer is drained; syms may be NULL.  Its return is the
+	 * run's. */
+	int (*report)(void *ctx, const struct hs_options *o,
+		      struct hs_events *ev, struct hs_syms *syms);
+	void *ctx;
+};
+
+/*
+ * The pipeline of `record`: check, open, load, attach (o->pid), read the
+ * registry, loop until o->duration_s, a signal (SIGINT/SIGTERM: the
+ * caller installs the handler hs_record_main does) or the target's end,
+ * then report (record_report.c, or h->report).  h may be NULL.  0 or
+ * -errno after a one-line message on stderr.
+ */
+int hs_record__run(const struct hs_options *o,
+		   const struct hs_record_hooks *h);
+/* The SIGINT/SIGTERM handler hs_record__run stops on. */
+void hs_record__on_signal(int sig);
+
 /* --------------------------------------------------- "record_report.c" */
 
 /*

@@ -47,9 +47,27 @@ void hs_syms__sync(struct hs_syms *s);
 /* How many times the maps snapshot was refreshed (diagnostics). */
 unsigned hs_syms__refreshes(const struct hs_syms *s);
 
-/* ------------------------------------------------------- "symbolize.c" */
-
 #define HS_BUILD_ID_MAX 64 /* bytes */
+
+/* One executable segment of a mapped file, as /proc/PID/maps gives it
+ * (pprof's Mapping).  Strings live as long as the struct hs_syms. */
+struct hs_mapping {
+	uint64_t start, limit; /* [start, limit), addresses of the target */
+	uint64_t offset;       /* file offset of start, bytes */
+	const char *path;      /* target's view, without " (deleted)" */
+	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* GNU build-id, hex; "" */
+	bool main;	       /* the process's executable (/proc/PID/exe) */
+};
+
+/* The executable file mappings of the last snapshot, sorted by start, in
+ * *n (NULL s: none).  Valid until the next snapshot (hs_syms__check,
+ * _tick, _sync). */
+const struct hs_mapping *hs_syms__mappings(const struct hs_syms *s,
+					   size_t *n);
+/* Index in hs_syms__mappings of the mapping holding address pc, or -1. */
+long hs_syms__mapping_at(const struct hs_syms *s, uint64_t pc);
+
+/* ------------------------------------------------------- "symbolize.c" */
 
 /* Lines one address has at most: innermost inlined calls beyond these are
  * dropped (the function itself is always the last). */

@@ -4,7 +4,8 @@
  * hs_syms__* API itself is symbolize.h.
  *   symbolize_maps.c   the per-process module map: the /proc/PID/maps
  *                      snapshot, the mapped files opened at snapshot time,
- *                      the libdwfl modules, refresh; hs_syms__new / __free.
+ *                      the libdwfl modules, refresh; hs_syms__new / __free;
+ *                      the executable segments as pprof mappings.
  *   symbolize_cache.c  the cross-process symbol cache, keyed by build id.
  *   symbolize.c        address -> function name (per-process cache) and
  *                      the full frame (module, build id, source lines).
@@ -30,8 +31,9 @@
 #include "symbolize.h"
 
 struct file_fd {
-	char *path; /* as in maps (target's view) */
-	int fd;	    /* opened at snapshot time */
+	char *path; /* as in maps (target's view), " (deleted)" removed */
+	int fd;	    /* opened at snapshot time; -1: could not be */
+	char build_id[2 * HS_BUILD_ID_MAX + 1]; /* hex, "" = none */
 };
 
 struct range {
@@ -73,6 +75,8 @@ struct hs_syms {
 	unsigned refreshes; /* maps snapshots taken after the first */
 	uint64_t last_ns;   /* CLOCK_MONOTONIC of the last snapshot */
 	bool stale;	    /* an unknown address waits for a snapshot */
+	struct hs_mapping *mappings; /* executable file segments, sorted */
+	size_t nmappings;
 };
 
 /* One entry of the cross-process cache (symbolize_cache.c). */

@@ -8,7 +8,13 @@
  * symbols resolve after the process has exited and across mount
  * namespaces.  Modules are reported to libdwfl from the saved text with
  * dwfl_linux_proc_maps_report(fmemopen(...)).  Lookups are in symbolize.c.
+ * The same snapshot gives pprof its mappings (hs_syms__mappings): one per
+ * executable segment with its file offset, the file's GNU build id, the
+ * executable flagged; a deleted file keeps its name without " (deleted)"
+ * (stripped from the saved text too, so libdwfl's module names match) and
+ * is read through /proc/PID/map_files.
  */
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <errno.h>
@@ -16,6 +22,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -26,6 +34,8 @@
  * /proc/PID/maps read: at most one refresh per interval. */
 #define REFRESH_INTERVAL_NS 200000000ull
 
+#define DELETED_SUFFIX " (deleted)"
+
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
@@ -35,7 +45,8 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	(void)mod;
 	if (s) {
 		for (size_t i = 0; i < s->nfiles; i++) {
-			if (strcmp(s->files[i].path, modname))
+			if (s->files[i].fd < 0 ||
+			    strcmp(s->files[i].path, modname))
 				continue;
 			*file_name = strdup(modname);
 			*elfp = NULL;
@@ -99,52 +110,171 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int add_file(struct hs_syms *s, const char *path, const char *range)
+/* Hex GNU build id of the ELF file fd into out ("" if none). */
+static void read_build_id(int fd, char out[2 * HS_BUILD_ID_MAX + 1])
+{
+	const unsigned char *bits = NULL;
+	ssize_t n;
+	Elf *elf;
+
+	out[0] = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return;
+	/* libdwelf bounds the note within the file it maps */
+	n = dwelf_elf_gnu_build_id(elf, (const void **)&bits);
+	if (n > 0 && bits) {
+		if (n > HS_BUILD_ID_MAX)
+			n = HS_BUILD_ID_MAX;
+		for (ssize_t i = 0; i < n; i++)
+			snprintf(out + 2 * i, 3, "%02x", bits[i]);
+	}
+	elf_end(elf);
+}
+
+/* path without a trailing " (deleted)": its length */
+static size_t clean_len(const char *path)
+{
+	size_t len = strlen(path), sl = strlen(DELETED_SUFFIX);
+
+	if (len > sl && !strcmp(path + len - sl, DELETED_SUFFIX))
+		return len - sl;
+	return len;
+}
+
+/* The file of a maps line (path as maps has it, range "start-end"), opened
+ * once: its index in s->files, or -ENOMEM.  A file that cannot be opened
+ * is kept with fd -1 (its name still names the mapping). */
+static long add_file(struct hs_syms *s, const char *path, const char *range)
 {
 	char open_path[PATH_MAX + 64];
+	size_t clen = clean_len(path);
 	struct file_fd *nf;
-	int fd;
+	char *name;
 
 	for (size_t i = 0; i < s->nfiles; i++)
-		if (!strcmp(s->files[i].path, path))
-			return 0;
+		if (strlen(s->files[i].path) == clen &&
+		    !strncmp(s->files[i].path, path, clen))
+			return (long)i;
+	/* the open helper reads a deleted file through map_files */
 	hs_target__open_path(s->pid, path, range, open_path, sizeof(open_path));
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* symbolized as module+offset later */
-	nf = realloc(s->files, (s->nfiles + 1) * sizeof(*nf));
+	name = strndup(path, clen);
+	nf = name ? realloc(s->files, (s->nfiles + 1) * sizeof(*nf)) : NULL;
 	if (!nf) {
-		close(fd);
+		free(name);
 		return -ENOMEM;
 	}
 	s->files = nf;
-	nf[s->nfiles].path = strdup(path);
-	if (!nf[s->nfiles].path) {
-		close(fd);
-		return -ENOMEM;
+	nf += s->nfiles;
+	nf->path = name;
+	nf->fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	nf->build_id[0] = '\0';
+	if (nf->fd >= 0)
+		read_build_id(nf->fd, nf->build_id);
+	return (long)s->nfiles++;
+}
+
+/* The executable's device and inode, and its path (target's view, without
+ * " (deleted)"), to flag its mappings; false when it cannot be read. */
+struct exe_id {
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];
+};
+
+static bool read_exe(pid_t pid, struct exe_id *e)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	if (stat(link, &st))
+		return false;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	n = readlink(link, e->path, sizeof(e->path) - 1);
+	e->path[n > 0 ? n : 0] = '\0';
+	e->path[clean_len(e->path)] = '\0';
+	return true;
+}
+
+static int add_mapping(struct hs_syms *s, size_t *cap,
+		       const struct hs_mapping *m)
+{
+	if (s->nmappings == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 32;
+		struct hs_mapping *nm =
+			realloc(s->mappings, ncap * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		s->mappings = nm;
+		*cap = ncap;
 	}
-	nf[s->nfiles++].fd = fd;
+	s->mappings[s->nmappings++] = *m;
 	return 0;
 }
 
-/* Parse the saved maps: executable ranges, and open each file once. */
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct hs_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Remove " (deleted)" from the end of every line of the saved text, so
+ * libdwfl names modules as the files were named. */
+static void strip_deleted(struct hs_syms *s)
+{
+	size_t sl = strlen(DELETED_SUFFIX), o = 0;
+	char *p = s->maps, *end = s->maps + s->maps_len;
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t keep = len;
+
+		if (len > sl && !memcmp(p + len - sl, DELETED_SUFFIX, sl))
+			keep = len - sl;
+		memmove(s->maps + o, p, keep);
+		o += keep;
+		if (nl)
+			s->maps[o++] = '\n';
+		p += len + (nl ? 1 : 0);
+	}
+	s->maps[o] = '\0';
+	s->maps_len = o;
+}
+
+/* Parse the saved maps: executable ranges and mappings, and open each
+ * file once. */
 static int scan_maps(struct hs_syms *s)
 {
 	char *save = NULL, *text = strdup(s->maps);
-	size_t cap = 0;
+	size_t cap = 0, mcap = 0;
+	struct exe_id exe;
+	bool have_exe = read_exe(s->pid, &exe);
 	int err = 0;
 
 	if (!text)
 		return -ENOMEM;
 	s->nranges = 0;
+	s->nmappings = 0;
 	for (char *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long start, end;
+		unsigned long long start, end, off;
+		unsigned long maj, min, ino;
 		char perms[8], range[64];
+		struct hs_mapping m;
+		long fi = -1;
 		int n = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end,
-			   perms, &n) < 3)
+		if (sscanf(line, "%llx-%llx %7s %llx %lx:%lx %lu %n", &start,
+			   &end, perms, &off, &maj, &min, &ino, &n) < 7 ||
+		    end <= start || strlen(perms) < 4)
 			continue;
 		if (perms[2] == 'x') {
 			if (s->nranges == cap) {
@@ -162,16 +292,35 @@ static int scan_maps(struct hs_syms *s)
 			s->ranges[s->nranges].start = start;
 			s->ranges[s->nranges++].end = end;
 		}
-		if (n && line[n] == '/') {
-			snprintf(range, sizeof(range), "%llx-%llx", start, end);
-			err = add_file(s, line + n, range);
-			if (err)
-				break;
+		if (!n || line[n] != '/')
+			continue;
+		snprintf(range, sizeof(range), "%llx-%llx", start, end);
+		fi = add_file(s, line + n, range);
+		if (fi < 0) {
+			err = (int)fi;
+			break;
 		}
+		if (perms[2] != 'x')
+			continue;
+		m = (struct hs_mapping){.start = start,
+					.limit = end,
+					.offset = off,
+					.path = s->files[fi].path};
+		memcpy(m.build_id, s->files[fi].build_id, sizeof(m.build_id));
+		/* by inode (the name may have been replaced), else by name */
+		m.main = have_exe &&
+			 ((ino == exe.ino && makedev(maj, min) == exe.dev) ||
+			  !strcmp(m.path, exe.path));
+		err = add_mapping(s, &mcap, &m);
+		if (err)
+			break;
 	}
 	free(text);
 	if (s->nranges)
 		qsort(s->ranges, s->nranges, sizeof(*s->ranges), cmp_range);
+	if (s->nmappings)
+		qsort(s->mappings, s->nmappings, sizeof(*s->mappings),
+		      cmp_mapping);
 	return err;
 }
 
@@ -217,6 +366,7 @@ static int snapshot(struct hs_syms *s)
 	err = scan_maps(s);
 	if (err)
 		return err;
+	strip_deleted(s);
 	return report(s);
 }
 
@@ -252,7 +402,8 @@ void hs_syms__free(struct hs_syms *s)
 		return;
 	dwfl_end(s->dwfl);
 	for (size_t i = 0; i < s->nfiles; i++) {
-		close(s->files[i].fd);
+		if (s->files[i].fd >= 0)
+			close(s->files[i].fd);
 		free(s->files[i].path);
 	}
 	for (size_t i = 0; i < s->ccap; i++) {
@@ -260,6 +411,7 @@ void hs_syms__free(struct hs_syms *s)
 			chain_free(s->cache[i].c);
 	}
 	free(s->files);
+	free(s->mappings);
 	free(s->ranges);
 	free(s->cache);
 	free(s->maps);
@@ -329,4 +481,27 @@ void hs_syms__sync(struct hs_syms *s)
 unsigned hs_syms__refreshes(const struct hs_syms *s)
 {
 	return s ? s->refreshes : 0;
+}
+
+const struct hs_mapping *hs_syms__mappings(const struct hs_syms *s, size_t *n)
+{
+	*n = s ? s->nmappings : 0;
+	return s ? s->mappings : NULL;
+}
+
+long hs_syms__mapping_at(const struct hs_syms *s, uint64_t pc)
+{
+	size_t lo = 0, hi = s ? s->nmappings : 0;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (pc < s->mappings[mid].start)
+			hi = mid;
+		else if (pc >= s->mappings[mid].limit)
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
 }

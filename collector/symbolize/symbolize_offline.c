@@ -15,7 +15,7 @@
  * (libdwfl's standard places and debuginfod).  A mapping without build id
  * is symbolized from its file name only.  Locations that have lines
  * already keep them.  The load bias comes from the mapping: the PT_LOAD
- * segment at its file offset is mapped at its start.
+ * segment at its file offset (the executable one) is mapped at its start.
  */
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -78,16 +78,28 @@ static int open_object(const char *path, const unsigned char *bits, int n,
 
 		*bias = 0;
 		ok = gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC;
-		/* ET_DYN: the PT_LOAD at the mapping's (page) offset. */
-		for (size_t i = 0; !ok && i < nph; i++) {
-			GElf_Phdr ph;
+		/* ET_DYN: the executable PT_LOAD at the mapping's (page)
+		 * offset, else another there; in a debug file (p_offset
+		 * not kept) the first executable one (mappings are the
+		 * executable segments). */
+		for (int pass = 0; !ok && pass < 3; pass++) {
+			for (size_t i = 0; !ok && i < nph; i++) {
+				GElf_Phdr ph;
+				bool at = false;
 
-			if (!gelf_getphdr(elf, (int)i, &ph) ||
-			    ph.p_type != PT_LOAD ||
-			    (ph.p_offset & ~0xfffull) != m->offset)
-				continue;
-			*bias = m->start - (ph.p_vaddr & ~0xfffull);
-			ok = true;
+				if (!gelf_getphdr(elf, (int)i, &ph) ||
+				    ph.p_type != PT_LOAD)
+					continue;
+				at = (ph.p_offset & ~0xfffull) == m->offset;
+				if (pass == 0 && !(at && (ph.p_flags & PF_X)))
+					continue;
+				if (pass == 1 && !(at && ph.p_filesz))
+					continue;
+				if (pass == 2 && !(ph.p_flags & PF_X))
+					continue;
+				*bias = m->start - (ph.p_vaddr & ~0xfffull);
+				ok = true;
+			}
 		}
 	}
 	if (elf)

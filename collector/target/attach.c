@@ -70,3 +70,13 @@ int hs_attach__tracepoints(struct heapscope_bpf *skel)
 		return errno ? -errno : -ENOENT;
 	return 0;
 }
+
+int hs_attach__oom(struct heapscope_bpf *skel)
+{
+	if (!bpf_program__autoload(skel->progs.handle_oom))
+		return -ENOENT;
+	skel->links.handle_oom = bpf_program__attach(skel->progs.handle_oom);
+	if (!skel->links.handle_oom)
+		return errno ? -errno : -ENOENT;
+	return 0;
+}

@@ -29,4 +29,10 @@ int hs_attach__usdt(struct heapscope_bpf *skel, pid_t pid, const char *path,
  * polling the process (record) or by sweeps (daemon). */
 int hs_attach__tracepoints(struct heapscope_bpf *skel);
 
+/* The OOM killer's oom/mark_victim tracepoint (the daemon only; the BPF
+ * side reports tracked pids only), link in skel->links.  0, or -errno
+ * (-ENOENT: the kernel has no such tracepoint, the program was not
+ * loaded: OOM kills are then seen as plain exits). */
+int hs_attach__oom(struct heapscope_bpf *skel);
+
 #endif /* HS_ATTACH_H */

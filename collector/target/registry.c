@@ -212,10 +212,10 @@ void hs_registry__free(struct hs_registry_snapshot *s)
 	s->n = 0;
 }
 
-/* Find `heapscope_registry` in .dynsym (then .symtab) and the lowest
+/* Find object symbol `symbol` in .dynsym (then .symtab) and the lowest
  * PT_LOAD address, via libelf. */
-static int find_symbol(const char *path, uint64_t *value, uint64_t *load_vaddr,
-		       int *is_dyn)
+static int find_symbol(const char *path, const char *symbol, uint64_t *value,
+		       uint64_t *load_vaddr, int *is_dyn)
 {
 	Elf_Scn *scn = NULL;
 	size_t phnum;
@@ -279,8 +279,7 @@ static int find_symbol(const char *path, uint64_t *value, uint64_t *load_vaddr,
 				    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
 					continue;
 				name = elf_strptr(elf, sh.sh_link, sym.st_name);
-				if (name &&
-				    !strcmp(name, HEAPSCOPE_REGISTRY_SYMBOL)) {
+				if (name && !strcmp(name, symbol)) {
 					*value = sym.st_value;
 					found = true;
 					break;
@@ -300,11 +299,17 @@ out_elf:
 
 int hs_registry__locate(const struct hs_target *t, uint64_t *addr)
 {
+	return hs_target__symbol(t, HEAPSCOPE_REGISTRY_SYMBOL, addr);
+}
+
+int hs_target__symbol(const struct hs_target *t, const char *name,
+		      uint64_t *addr)
+{
 	uint64_t value = 0, load_vaddr = 0;
 	int is_dyn = 0;
 	int err;
 
-	err = find_symbol(t->open_path, &value, &load_vaddr, &is_dyn);
+	err = find_symbol(t->open_path, name, &value, &load_vaddr, &is_dyn);
 	if (err)
 		return err;
 	/* The mapping at file offset 0 corresponds to the lowest segment's

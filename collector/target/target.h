@@ -2,7 +2,9 @@
 /*
  * target.h - collector/target/: the process and what the collector reads
  * of it from outside (no BPF): the object that carries the probes, its
- * USDT notes, its registry of live samples, its /proc identity.  Attaching
+ * USDT notes, its registry of live samples, its allocator's statistics
+ * block, its /proc identity, its memory cgroup and how near its limit
+ * that is.  Attaching
  * the BPF programs is attach.h.  Functions return 0 or -errno unless
  * stated; none is thread-safe unless stated (the collector calls them
  * from one thread, or under the daemon's lock).
@@ -119,11 +121,54 @@ void hs_registry__free(struct hs_registry_snapshot *s);
 int hs_registry__read_process(void *ctx, uint64_t addr, void *dst, size_t len);
 /* Runtime address of `heapscope_registry` in target t (via .dynsym). */
 int hs_registry__locate(const struct hs_target *t, uint64_t *addr);
+/* Runtime address of the object symbol `name` of t's object (.dynsym,
+ * then .symtab): -ENOENT when it has none, -ENOEXEC when not ELF. */
+int hs_target__symbol(const struct hs_target *t, const char *name,
+		      uint64_t *addr);
 /* Read and check only the registry header at addr of live process pid
  * (magic, version, header size): -EBADMSG when wrong or short, or
  * process_vm_readv's -errno. */
 int hs_registry__read_header(pid_t pid, uint64_t addr,
 			     struct heapscope_registry *h);
+
+/* ----------------------------------------------------- "stats_block.c" */
+
+/* The allocator's statistics block (struct heapscope_stats_block, abi.h)
+ * as read from outside and validated, with the thread caches summed. */
+struct hs_stats_snapshot {
+	uint64_t v[HEAPSCOPE_STAT_V1_COUNT]; /* counters, negatives as 0 */
+	uint64_t unwind_cache_bytes;	     /* static unwind cache */
+	uint64_t tcache_bytes;		     /* sum over the thread caches */
+	uint64_t tcaches;		     /* caches walked */
+	uint32_t class_count;		     /* size classes published */
+	unsigned retries;		     /* copies until two agreed */
+	bool consistent; /* two successive copies of values[] agreed */
+};
+
+/* The most bytes a counter may claim (2^50, 1 PiB): more is corrupt. */
+#define HS_STATS_MAX_VALUE (1ull << 50)
+#define HS_STATS_MAX_RETRIES 8
+/* Bounds on the thread-cache layout a block may describe. */
+#define HS_STATS_MAX_TCACHE_BYTES 65536	    /* offsets within a cache */
+#define HS_STATS_MAX_LIST_SIZE 64	    /* bytes per list */
+#define HS_STATS_MAX_LIST_LENGTH (1u << 20) /* objects on one list */
+
+/*
+ * Copy and validate the statistics block at addr of a target through rd:
+ * magic, version, header size, counts and offsets within the bounds
+ * above, class sizes increasing, every counter <= HS_STATS_MAX_VALUE;
+ * copies until two successive copies of the counters agree (at most
+ * HS_STATS_MAX_RETRIES, else consistent = false); then walks the thread
+ * caches (at most tcache_count of them, no address twice) and sums their
+ * lists' bytes, clamped to the objects out of the central lists.
+ * -EBADMSG: a field out of bounds, a cycle, a list longer than stated;
+ * -ENOMEM; or the reader's error.  Thread-safe (no global state).
+ */
+int hs_stats_block__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
+			 struct hs_stats_snapshot *out);
+/* A reader through /proc/PID/mem: ctx points to an open file descriptor
+ * of it (pread; a short read is -EFAULT).  Thread-safe. */
+int hs_stats_block__read_mem(void *ctx, uint64_t addr, void *dst, size_t len);
 
 /* -------------------------------------------------------- "procinfo.c" */
 
@@ -154,5 +199,42 @@ bool hs_proc__alive(pid_t pid);
  */
 void hs_proc__cgroup_ids(const char *cgroup, char id[HS_CONTAINER_ID_LEN + 1],
 			 char *unit, size_t unit_size);
+
+/* ----------------------------------------------------------- "memcg.c" */
+
+/* Where the memory cgroup hierarchies are mounted ("" if not). */
+struct hs_memcg_mounts {
+	char v1[PATH_MAX]; /* cgroup v1 with the memory controller */
+	char v2[PATH_MAX]; /* cgroup2 */
+};
+/* A process's memory cgroup, as the collector's mount namespace sees it. */
+struct hs_memcg {
+	int version;	    /* 1 or 2; 0: none found */
+	char path[256];	    /* in its hierarchy, e.g. "/hs-oom-123" */
+	char dir[PATH_MAX]; /* the directory: mount point + path */
+};
+
+/* Fill m from /proc/self/mountinfo (the first mount of each, at the
+ * hierarchy's root).  Thread-safe. */
+void hs_memcg__mounts(struct hs_memcg_mounts *m);
+/* The memory cgroup named by text, the contents of a /proc/PID/cgroup
+ * (modified: tokenized): the memory controller's v1 line if m has v1,
+ * else the unified "0::" line if m has v2.  0; -ENOENT none; -EBADMSG a
+ * path that is not absolute or holds ".."; -ENAMETOOLONG.  Thread-safe. */
+int hs_memcg__parse(const struct hs_memcg_mounts *m, char *text,
+		    struct hs_memcg *cg);
+/* hs_memcg__parse of /proc/PID/cgroup; -ESRCH no such process. */
+int hs_memcg__of(const struct hs_memcg_mounts *m, pid_t pid,
+		 struct hs_memcg *cg);
+/* Usage and limit of cg as the OOM killer sees them: over cg and each of
+ * its ancestors below the hierarchy's root, the one nearest its limit
+ * (largest usage / limit).  *limit 0: no limit anywhere above ("max", or
+ * >= 2^62); *usage then cg's own.  0 or -errno (cg's own files cannot be
+ * read: the cgroup is gone; -EBADMSG: not a number).  Thread-safe. */
+int hs_memcg__usage(const struct hs_memcg *cg, uint64_t *usage,
+		    uint64_t *limit);
+/* v2: memory.pressure's "some avg10" (percent, 0..100) of cg.  0 or
+ * -errno (-ENOTSUP: v1; -EBADMSG: unparsable). */
+int hs_memcg__pressure(const struct hs_memcg *cg, double *avg10);
 
 #endif /* HS_TARGET_H */

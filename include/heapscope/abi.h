@@ -94,6 +94,10 @@
  *     collector that attaches late can read the live set with
  *     process_vm_readv.  See the struct comments for the consistency rules.
  *
+ *  3. The allocator's statistics: struct heapscope_stats_block, the
+ *     exported symbol `heapscope_stats` (version 1), read from outside
+ *     for `heapscope rss` (where a process's RSS went).
+ *
  * Every struct here has fixed-width fields, explicit padding, and its size
  * pinned with HEAPSCOPE_STATIC_ASSERT.  The header compiles as C99, C11,
  * C++11, C++17 and C++20 (test: headers_c_cxx).  A collector must validate
@@ -223,5 +227,112 @@ struct heapscope_record_ext {
 };
 HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_record_ext) == 40,
 			record_ext_abi);
+
+/*
+ * The allocator's statistics, published for readers outside the process
+ * (the exported symbol `heapscope_stats`).  The counters in values[] ARE
+ * the allocator's own statistics (allocator/base/stats.h keeps them in
+ * this array), so publishing costs nothing: no copy, no fast-path work.
+ *
+ * values[i], i < value_count, is the counter HEAPSCOPE_STAT_<NAME> below
+ * (signed 64-bit; bytes unless the name ends in _COUNT or _TOTAL, which
+ * count events, or is LIVE, records).  A later library may append
+ * counters (value_count grows, version stays); renumbering bumps the
+ * version.  Each counter is an independent relaxed atomic, exact at some
+ * moment: there is no writer seqlock (the counters change under many
+ * locks).  `generation` stays 0 in version 1.  A reader that wants a
+ * consistent set copies the block until two successive copies of
+ * values[] are equal (bounded retries), else keeps the last copy and says
+ * so.  Transient negative values can occur and read as 0.
+ *
+ * Thread caches hold objects the allocator counts as used until the
+ * thread hands them out; the bytes they hold are per-thread values the
+ * allocator does not sum (that would cost the fast path).  A reader sums
+ * them: the caches form a list from `tcache_head` through the 64-bit
+ * address at `tcache_next_offset` of each cache; a cache's list for size
+ * class c (1 <= c < class_count) is at tcache_lists_offset + c *
+ * tcache_list_size and holds a uint32_t count of objects at
+ * tcache_length_offset; each is class_size[c] bytes.  At most
+ * tcache_count caches are on the list (caches are never unmapped; an
+ * exited thread's cache is empty until another thread reuses it).
+ *
+ * The block is for readers outside the process.  A program that links
+ * the symbol directly gets a copy relocation: a copy made at start-up
+ * that the library never updates; in-process readers use
+ * heapscope_get_allocator_stats (heapscope.h), or dlsym on the library's
+ * handle.
+ *
+ * Unwinding tables: `unwind_cache_bytes` of static storage the sampler's
+ * unwinder caches rules in (touched only once samples are taken).
+ */
+#define HEAPSCOPE_STATS_MAGIC 0x3153544154535348ULL /* "HSSTATS1" */
+#define HEAPSCOPE_STATS_VERSION 1u
+#define HEAPSCOPE_STATS_SYMBOL "heapscope_stats"
+#define HEAPSCOPE_STATS_MAX_VALUES 64
+#define HEAPSCOPE_STATS_MAX_CLASSES 128
+/* The most thread caches a reader follows. */
+#define HEAPSCOPE_STATS_MAX_CACHES (1u << 20)
+
+/* values[] indices, version 1 (their meaning: allocator/base/stats.h). */
+enum heapscope_stat_index {
+	HEAPSCOPE_STAT_SYSTEM_BYTES = 0,	  /* heap address space */
+	HEAPSCOPE_STAT_META_BYTES = 1,	  /* metadata arena, committed */
+	HEAPSCOPE_STAT_PAGEHEAP_FREE_BYTES = 2, /* free spans, committed */
+	HEAPSCOPE_STAT_PAGEHEAP_RELEASED_BYTES = 3, /* free spans, released */
+	HEAPSCOPE_STAT_PAGEHEAP_FREE_COUNT = 4,
+	HEAPSCOPE_STAT_SMALL_SPAN_BYTES = 5, /* spans carved into objects */
+	HEAPSCOPE_STAT_CENTRAL_FREE_BYTES = 6, /* central lists + transfer
+						* caches */
+	HEAPSCOPE_STAT_PAGEHEAP_LARGE_BYTES = 7,
+	HEAPSCOPE_STAT_PAGEHEAP_LARGE_COUNT = 8,
+	HEAPSCOPE_STAT_REGION_LARGE_BYTES = 9,
+	HEAPSCOPE_STAT_REGION_LARGE_COUNT = 10,
+	HEAPSCOPE_STAT_PAGEHEAP_MERGE_COUNT = 11,
+	HEAPSCOPE_STAT_RELEASE_CALLS_COUNT = 12,
+	HEAPSCOPE_STAT_RELEASED_TOTAL_BYTES = 13,
+	HEAPSCOPE_STAT_FOREIGN_FREE_COUNT = 14,
+	HEAPSCOPE_STAT_SPAN_WASTE_BYTES = 15, /* small spans' tails that
+					       * hold no object */
+	HEAPSCOPE_STAT_SAMPLED_LARGE_BYTES = 16, /* samples without a proxy
+						  * (in REGION_LARGE) */
+	HEAPSCOPE_STAT_META_USED_BYTES = 17, /* of META_BYTES, handed out
+					      * (bump: the touched part) */
+	HEAPSCOPE_STAT_SAMPLES_TOTAL = 18,
+	HEAPSCOPE_STAT_FREES_TOTAL = 19,
+	HEAPSCOPE_STAT_DROPPED_TOTAL = 20,
+	HEAPSCOPE_STAT_INVALID_FREES_TOTAL = 21,
+	HEAPSCOPE_STAT_LIVE = 22,
+	HEAPSCOPE_STAT_PAGES_BYTES = 23,  /* pages held by live samples */
+	HEAPSCOPE_STAT_PROXY_BYTES = 24,
+	HEAPSCOPE_STAT_RECORD_BYTES = 25, /* registry records touched */
+	HEAPSCOPE_STAT_INUSE_ESTIMATE = 26, /* sum a * W / (r + 1) */
+	HEAPSCOPE_STAT_FRAGMENTATION_ESTIMATE = 27,
+	HEAPSCOPE_STAT_REGION_BYTES = 28,
+	HEAPSCOPE_STAT_MISMATCHED_FREES_TOTAL = 29,
+	HEAPSCOPE_STAT_CACHED_BYTES = 30, /* freed region pages kept */
+	HEAPSCOPE_STAT_RECYCLED_BYTES_TOTAL = 31,
+	HEAPSCOPE_STAT_V1_COUNT = 32 /* counters a version-1 block has */
+};
+
+struct heapscope_stats_block {
+	uint64_t magic;		     /* HEAPSCOPE_STATS_MAGIC */
+	uint32_t version;	     /* HEAPSCOPE_STATS_VERSION */
+	uint32_t header_size;	     /* sizeof(struct heapscope_stats_block) */
+	uint32_t value_count;	     /* values[] in use, <= MAX_VALUES */
+	uint32_t class_count;	     /* class_size[] in use, <= MAX_CLASSES */
+	uint64_t generation;	     /* 0 in version 1 (see above) */
+	uint64_t tcache_head;	     /* address of the first cache, 0: none */
+	uint64_t tcache_count;	     /* caches on that list */
+	uint32_t tcache_next_offset; /* of the next-cache address in a cache */
+	uint32_t tcache_lists_offset;  /* of list 0 in a cache */
+	uint32_t tcache_list_size;     /* bytes per list */
+	uint32_t tcache_length_offset; /* of the uint32_t count in a list */
+	uint64_t unwind_cache_bytes;   /* static unwind rule cache, bytes */
+	uint64_t reserved[4];
+	int64_t values[HEAPSCOPE_STATS_MAX_VALUES];
+	uint32_t class_size[HEAPSCOPE_STATS_MAX_CLASSES]; /* bytes; [0] = 0 */
+};
+HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_stats_block) == 1128,
+			stats_block_abi);
 
 #endif /* HEAPSCOPE_ABI_H */

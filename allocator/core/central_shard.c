@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocator/core/central_shard.c - which central-list shard a thread
+ * refills from: how many shards a process uses (twice its CPUs, 2 ..
+ * HS_CENTRAL_MAX_SHARDS) and the live threads of each.  Why shards:
+ * core/central_freelist.h.
+ */
+#include <sched.h>
+#include <stdbool.h>
+
+#include "base/hs_common.h"
+#include "core/central_freelist.h"
+
+#define NSH HS_CENTRAL_MAX_SHARDS
+
+/* Shards in use: twice the CPUs this process may run on (the main thread
+ * is often idle next to a pool of one thread per CPU), 2 .. NSH.  0 until
+ * first needed; set once (the first value published wins). */
+static unsigned nshards;
+/* Live threads per shard (activated caches not yet exited). */
+static unsigned shard_threads[NSH];
+
+unsigned hs_central_nshards(void)
+{
+	unsigned n = __atomic_load_n(&nshards, __ATOMIC_ACQUIRE);
+	if (HS_LIKELY(n))
+		return n;
+	cpu_set_t set;
+	int ncpu = 0;
+	/* a system call, no allocation (sysconf may read /sys via stdio) */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		ncpu = CPU_COUNT(&set);
+	unsigned want = ncpu > 0 ? 2 * (unsigned)ncpu : 2;
+	if (want > NSH)
+		want = NSH;
+	if (__atomic_compare_exchange_n(&nshards, &n, want, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return want;
+	return n; /* another thread published first */
+}
+
+unsigned hs_central_shard_get(void)
+{
+	unsigned n = hs_central_nshards();
+	/* racy minimum: two threads starting together may pick the same
+	 * shard, which is only slower, never wrong */
+	unsigned best = 0, best_count = ~0u;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned c =
+			__atomic_load_n(&shard_threads[i], __ATOMIC_RELAXED);
+		if (c < best_count) {
+			best = i;
+			best_count = c;
+		}
+	}
+	__atomic_fetch_add(&shard_threads[best], 1, __ATOMIC_RELAXED);
+	return best;
+}
+
+void hs_central_shard_put(unsigned shard)
+{
+	if (shard >= NSH)
+		return;
+	/* saturating: a fork child starts again from zero counts */
+	unsigned c = __atomic_load_n(&shard_threads[shard], __ATOMIC_RELAXED);
+	while (c && !__atomic_compare_exchange_n(&shard_threads[shard], &c,
+						 c - 1, true, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+		;
+}
+
+void hs_central_shard_reinit(void)
+{
+	/* the child has one thread: the parent's counts mean nothing */
+	for (unsigned sh = 0; sh < NSH; sh++)
+		shard_threads[sh] = 0;
+}
