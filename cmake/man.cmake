@@ -6,7 +6,8 @@
 #                                        through man/libheapscope_env.c
 # Outputs build/man/PAGE and PAGE.gz (installed, cmake/install.cmake).
 set(HS_MAN_PAGES heapscope.1 heapscope-record.1 heapscope-daemon.1
-  heapscope-rate.1 heapscope-rss.1 heapscope-leaks.1 libheapscope.7)
+  heapscope-rate.1 heapscope-rss.1 heapscope-leaks.1 heapscope-symbolize.1
+  libheapscope.7)
 set(HS_MAN_DIR ${CMAKE_BINARY_DIR}/man)
 # The pages' date: SOURCE_DATE_EPOCH when set (reproducible builds).
 string(TIMESTAMP HS_MAN_DATE "%Y-%m-%d" UTC)

@@ -8,6 +8,7 @@ PKGS=(
   build-essential cmake pkg-config clang llvm libclang-rt-14-dev
   libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool libiberty-dev
   libcmocka-dev systemtap-sdt-dev libmicrohttpd-dev
+  libdebuginfod1 libdebuginfod-dev debuginfod
   sqlite3 python3 bash coreutils procps util-linux golang-go curl
   prometheus
   libpython3.11-testsuite

@@ -73,8 +73,8 @@ gone=$!
 wait $gone
 
 # no command, unknown command
-row 2 "no command;record, daemon, rate, rss or leaks"
-row 2 "unknown command 'frobnicate';record, daemon, rate, rss or leaks" frobnicate
+row 2 "no command;record, daemon, rate, rss, leaks or symbolize"
+row 2 "unknown command 'frobnicate';record, daemon, rate, rss, leaks or symbolize" frobnicate
 row 2 "unknown command 'a?b'" $'a\nb'
 
 # record

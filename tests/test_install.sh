@@ -99,7 +99,7 @@ echo "find_package(heapscope 2) refused: $(grep -m1 -o 'version: [0-9.]*' "$work
 
 # ---- man pages
 pages=$(cd "$D$prefix/share/man" && ls man1/*.gz man7/*.gz | tr '\n' ' ')
-[ "$pages" = "man1/heapscope-daemon.1.gz man1/heapscope-leaks.1.gz man1/heapscope-rate.1.gz man1/heapscope-record.1.gz man1/heapscope-rss.1.gz man1/heapscope.1.gz man7/libheapscope.7.gz " ] ||
+[ "$pages" = "man1/heapscope-daemon.1.gz man1/heapscope-leaks.1.gz man1/heapscope-rate.1.gz man1/heapscope-record.1.gz man1/heapscope-rss.1.gz man1/heapscope-symbolize.1.gz man1/heapscope.1.gz man7/libheapscope.7.gz " ] ||
 	fail "man pages: $pages"
 for p in $pages; do
 	n=$(basename "$p" | sed 's/\.[0-9]\.gz$//')
@@ -112,7 +112,7 @@ done
 # every command of `heapscope --help` has its page, and only those
 bin=$D$prefix/bin/heapscope
 cmds=$("$bin" --help | awk '/^Commands:$/ {on = 1; next} on && /^$/ {exit} on {print "man1/heapscope-" $1 ".1.gz"}' | sort | tr '\n' ' ')
-[ "$cmds" = "man1/heapscope-daemon.1.gz man1/heapscope-leaks.1.gz man1/heapscope-rate.1.gz man1/heapscope-record.1.gz man1/heapscope-rss.1.gz " ] ||
+[ "$cmds" = "man1/heapscope-daemon.1.gz man1/heapscope-leaks.1.gz man1/heapscope-rate.1.gz man1/heapscope-record.1.gz man1/heapscope-rss.1.gz man1/heapscope-symbolize.1.gz " ] ||
 	fail "commands in --help: $cmds"
 MANWIDTH=80 man -l "$D$prefix/share/man/man7/libheapscope.7.gz" >"$work/man7.txt"
 grep -q 'HEAPSCOPE_SAMPLE_RATE=BYTES' "$work/man7.txt" || fail "libheapscope(7) lacks HEAPSCOPE_SAMPLE_RATE"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli.h - collector/cli/: the command line.  The conventions every
- * subcommand (record, daemon, rate, rss, leaks) shares (cli.c): an option table that
+ * subcommand (record, daemon, rate, rss, leaks, symbolize) shares (cli.c): an option table that
  * drives getopt_long and names what each argument accepts, and one-line
  * errors
  *
@@ -105,5 +105,10 @@ int hs_rss_main(int argc, char **argv);
 /* `heapscope leaks ...` (argv[0] "leaks"): the leak trends of one process
  * as JSON on stdout.  0, 1 (failed), 2 (bad command line). */
 int hs_leaks_main(int argc, char **argv);
+
+/* ----------------------------------------------- "cli/symbolize_cmd.c" */
+
+/* `heapscope symbolize ...`: 0, 1 (failed), 2 (bad command line). */
+int hs_symbolize_main(int argc, char **argv);
 
 #endif /* HS_CLI_H */

@@ -4,7 +4,7 @@
  * `heapscope --help` its list (and man/help2roff.awk the NAME line of each
  * command's man page), --version, and the hand-over of the command line
  * to the command: record (record.c), daemon (daemon.c), rate (rate.c),
- * rss (rss.c), leaks (leaks.c).
+ * rss (rss.c), leaks (leaks.c), symbolize (symbolize_cmd.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +33,11 @@ static int leaks_cmd(int argc, char **argv)
 	return hs_leaks_main(argc - 1, argv + 1);
 }
 
+static int symbolize_cmd(int argc, char **argv)
+{
+	return hs_symbolize_main(argc - 1, argv + 1);
+}
+
 static const struct command {
 	const char *name;
 	const char *summary; /* one line, lower case, no full stop */
@@ -46,6 +51,8 @@ static const struct command {
 	{"rss", "where a running process's resident memory went", rss_cmd},
 	{"leaks", "rank one process's allocation sites by heap growth (JSON)",
 	 leaks_cmd},
+	{"symbolize", "name the functions of a profile recorded unsymbolized",
+	 symbolize_cmd},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -63,7 +70,7 @@ static void usage(FILE *f)
 	      "Commands:\n",
 	      f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name,
+		fprintf(f, "  %-10s %s\n", commands[i].name,
 			commands[i].summary);
 	fputs("\n"
 	      "Options:\n"
@@ -81,8 +88,8 @@ int main(int argc, char **argv)
 	const char *cmd = argc >= 2 ? argv[1] : NULL;
 
 	if (!cmd) {
-		hs_cli__usage_error(
-			NULL, "no command (record, daemon, rate, rss or leaks)");
+		hs_cli__usage_error(NULL, "no command (record, daemon, rate, "
+					  "rss, leaks or symbolize)");
 		return 2;
 	}
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
@@ -109,8 +116,8 @@ int main(int argc, char **argv)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
 	hs_cli__usage_error(NULL,
-			    "unknown command '%s' (record, daemon, rate, rss "
-			    "or leaks)",
+			    "unknown command '%s' (record, daemon, rate, rss, "
+			    "leaks or symbolize)",
 			    q);
 	return 2;
 }

@@ -99,6 +99,7 @@ struct hs_daemon {
 	char token[HS_TOKEN_MAX + 1];
 	size_t token_len;
 	bool no_copies; /* --no-copies: ignore other copies of the objects */
+	bool raw_symbols; /* --symbolize=none: addresses and mappings only */
 	const char *dump_dir;
 	uint64_t leak_interval_ns; /* --leak-interval, 0: no leak trends */
 	size_t leak_cursor;	   /* bucket the next leak points start at */

@@ -26,6 +26,7 @@ static const char usage[] =
 	"                        [--no-copies] [--dump-dir DIR] [-v]\n"
 	"                        [--oom-threshold F] [--oom-cooldown S]\n"
 	"                        [--oom-keep N] [--leak-interval SECONDS]\n"
+	"                        [--symbolize local|none]\n"
 	"\n"
 	"Profile the heap of every process that uses libheapscope (or any\n"
 	"object given with --lib), including processes started later and\n"
@@ -80,6 +81,12 @@ static const char usage[] =
 	"                      (0..3600, default 5; 0: none kept); each\n"
 	"                      process keeps 720 points of at most 64 stacks\n"
 	"                      (~410 KiB)\n"
+	"  --symbolize S       local (default: names, lines and inlined calls\n"
+	"                      from each binary's symbols and debug info, and\n"
+	"                      from the debuginfod servers of DEBUGINFOD_URLS)\n"
+	"                      or none (profiles keep raw addresses with exact\n"
+	"                      mappings and build ids, for heapscope\n"
+	"                      symbolize, pprof or Parca to symbolize later)\n"
 	"  -v, --verbose       libbpf and per-process messages on stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -228,6 +235,7 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		OPT_OOM_COOLDOWN,
 		OPT_OOM_KEEP,
 		OPT_LEAK_INTERVAL,
+		OPT_SYMBOLIZE,
 	};
 	static const struct hs_cli_opt opts[] = {
 		{"lib", OPT_LIB, "the path of an object with the probes"},
@@ -244,6 +252,7 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 		{"oom-cooldown", OPT_OOM_COOLDOWN, "seconds, 0..86400"},
 		{"oom-keep", OPT_OOM_KEEP, "a count, 1..1024"},
 		{"leak-interval", OPT_LEAK_INTERVAL, "seconds, 0..3600"},
+		{"symbolize", OPT_SYMBOLIZE, "local or none"},
 		{"verbose", 'v', NULL},
 		{"help", 'h', NULL},
 		{NULL, 0, NULL},
@@ -321,6 +330,13 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 					hs_cli__accepts(opts,
 							OPT_LEAK_INTERVAL));
 			d->leak_interval_ns = (uint64_t)secs * HS_NS_PER_S;
+			break;
+		case OPT_SYMBOLIZE:
+			if (strcmp(optarg, "local") && strcmp(optarg, "none"))
+				return hs_cli__bad_value(
+					cmd, "--symbolize", optarg,
+					hs_cli__accepts(opts, OPT_SYMBOLIZE));
+			d->raw_symbols = !strcmp(optarg, "none");
 			break;
 		case 'v':
 			d->verbose = true;

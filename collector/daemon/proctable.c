@@ -22,7 +22,7 @@
 
 /* ------------------------------------------------------------ processes */
 
-static struct hs_symref *symref_new(pid_t pid);
+static struct hs_symref *symref_new(pid_t pid, bool raw);
 static void symref_put(struct hs_symref *r);
 
 /* hs_stack_hint_fn of a process entry (ctx: its struct hs_symref). */
@@ -174,7 +174,7 @@ struct hs_proc *hs_daemon__follow(struct hs_daemon *d, pid_t pid,
 				pid, p->t.path, strerror(-aerr));
 	}
 	if (!p->gone) {
-		p->sym = symref_new(pid);
+		p->sym = symref_new(pid, d->raw_symbols);
 		p->ev.hint = symref_hint;
 		p->ev.hint_ctx = p->sym;
 		read_registry(d, p);
@@ -287,7 +287,7 @@ void hs_daemon__scan(struct hs_daemon *d)
 
 /* ------------------------------------------------------------ profiles */
 
-static struct hs_symref *symref_new(pid_t pid)
+static struct hs_symref *symref_new(pid_t pid, bool raw)
 {
 	struct hs_symref *r = calloc(1, sizeof(*r));
 
@@ -296,6 +296,7 @@ static struct hs_symref *symref_new(pid_t pid)
 	pthread_mutex_init(&r->lock, NULL);
 	r->refs = 1;
 	r->syms = hs_syms__new(pid);
+	hs_syms__set_raw(r->syms, raw);
 	return r;
 }
 

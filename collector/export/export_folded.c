@@ -3,7 +3,9 @@
  * export_folded.c - flame-graph folded text: one line per stack,
  * "root;...;leaf VALUE", outermost frame first (the sampled stacks are
  * innermost first), VALUE an integer, lines sorted by value descending.
- * Distinct raw stacks that symbolize to the same text are merged.
+ * Distinct raw stacks that symbolize to the same text are merged.  A call
+ * inlined at an address is a frame of its own (symbolize.h's
+ * HS_FRAME_SEP between the names of one address).
  */
 #include <errno.h>
 #include <math.h>
@@ -47,7 +49,12 @@ static int append(char **buf, size_t *len, size_t *cap, const char *name,
 	for (size_t i = 0; i < nl; i++) {
 		char c = name[i];
 
-		(*buf)[(*len)++] = (!raw && (c == ';' || c == '\n')) ? '_' : c;
+		/* HS_FRAME_SEP: the frames of inlined calls (symbolize.h) */
+		if (!raw && c == HS_FRAME_SEP)
+			c = ';';
+		else if (!raw && (c == ';' || c == '\n'))
+			c = '_';
+		(*buf)[(*len)++] = c;
 	}
 	(*buf)[*len] = '\0';
 	return 0;

@@ -141,7 +141,7 @@ static uint64_t location_for(struct hs_pprof *x, uint64_t addr)
 	 * process's own address space (its scope). */
 	uint64_t pc = addr ? addr - 1 : 0,
 		 id = pprof_location_find_in(x->b, x->scope, pc);
-	struct pprof_line line = {0};
+	struct pprof_line line = {0}, lines[HS_INLINE_MAX];
 	struct hs_frame f;
 
 	if (id)
@@ -157,12 +157,27 @@ static uint64_t location_for(struct hs_pprof *x, uint64_t addr)
 		memset(&f, 0, sizeof(f));
 		f.function = "[unknown]";
 	}
-	line.function_id =
-		pprof_function_sys(x->b, f.function, f.system_name, f.file);
-	line.line = f.line;
-	return pprof_location_in(x->b, x->scope,
-				 mapping_for(x, pc, true, f.file != NULL), pc,
-				 &line, 1);
+	/* One Line per inlined call, innermost first; none when the
+	 * addresses are left for later symbolization (--symbolize=none). */
+	if (!f.nlines && f.module)
+		return pprof_location_in(x->b, x->scope,
+					 mapping_for(x, pc, false, false), pc,
+					 NULL, 0);
+	if (!f.nlines) {
+		line.function_id = pprof_function_sys(x->b, f.function,
+						      f.system_name, f.file);
+		line.line = f.line;
+		return pprof_location_in(x->b, x->scope, 0, pc, &line, 1);
+	}
+	for (size_t k = 0; k < f.nlines && k < HS_INLINE_MAX; k++) {
+		lines[k].function_id = pprof_function_sys(
+			x->b, f.lines[k].function, f.lines[k].system_name,
+			f.lines[k].file);
+		lines[k].line = f.lines[k].line;
+	}
+	return pprof_location_in(
+		x->b, x->scope, mapping_for(x, pc, true, f.file != NULL), pc,
+		lines, f.nlines < HS_INLINE_MAX ? f.nlines : HS_INLINE_MAX);
 }
 
 int64_t hs_pprof__round(double v)

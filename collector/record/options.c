@@ -17,7 +17,7 @@ static const char usage[] =
 	"PATH] [--provider P]\n"
 	"                        [--profile heap|allocs|lifetime|peak|"
 	"fragmentation]\n"
-	"                        [-v]\n"
+	"                        [--symbolize local|none] [-v]\n"
 	"\n"
 	"Record the live heap of a process using libheapscope.so and write it\n"
 	"as flame-graph folded stacks (root;...;leaf VALUE), largest first.\n"
@@ -57,6 +57,13 @@ static const char usage[] =
 	"                       peak (heap at the highest estimated total,\n"
 	"                       1% resolution), fragmentation (bytes the\n"
 	"                       proxies' spans cannot return; docs/profiles.md)\n"
+	"      --symbolize S    local (default: names, source lines and\n"
+	"                       inlined calls from the binaries' symbols and\n"
+	"                       debug info, DEBUGINFOD_URLS' servers too),\n"
+	"                       none (pprof keeps raw addresses and mappings\n"
+	"                       with build ids, for heapscope symbolize, go\n"
+	"                       tool pprof or Parca to symbolize later;\n"
+	"                       folded and text show module+0xoffset)\n"
 	"  -v, --verbose        libbpf and debug messages on stderr\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -88,6 +95,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 		OPT_PROFILE,
 		OPT_FORCE,
 		OPT_PROVIDER,
+		OPT_SYMBOLIZE,
 	};
 	const struct hs_cli_opt opts[] = {
 		{"pid", 'p', hs_cli__pid_accepts()},
@@ -101,6 +109,7 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 		{"format", OPT_FORMAT, "folded, pprof or text"},
 		{"profile", OPT_PROFILE,
 		 "heap, allocs, lifetime, peak or fragmentation"},
+		{"symbolize", OPT_SYMBOLIZE, "local or none"},
 		{"verbose", 'v', NULL},
 		{"help", 'h', NULL},
 		{NULL, 0, NULL},
@@ -166,6 +175,13 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 				return hs_cli__bad_value(
 					cmd, "--format", optarg,
 					hs_cli__accepts(opts, OPT_FORMAT));
+			break;
+		case OPT_SYMBOLIZE:
+			if (strcmp(optarg, "local") && strcmp(optarg, "none"))
+				return hs_cli__bad_value(
+					cmd, "--symbolize", optarg,
+					hs_cli__accepts(opts, OPT_SYMBOLIZE));
+			o->raw_symbols = !strcmp(optarg, "none");
 			break;
 		case 'v':
 			o->verbose = true;

@@ -202,6 +202,7 @@ int hs_record__run(const struct hs_options *o, const struct hs_record_hooks *h)
 	}
 	hs_proc__info(o->pid, &pi);
 	syms = hs_syms__new(o->pid);
+	hs_syms__set_raw(syms, o->raw_symbols);
 	ev.hint = hs_syms__hint;
 	ev.hint_ctx = syms;
 	if (!syms)

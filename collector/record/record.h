@@ -34,6 +34,7 @@ struct hs_options {
 	bool value_set;		      /* --value given */
 	bool force; /* --force: -o may replace an existing file */
 	enum hs_provider provider; /* --provider, default auto */
+	bool raw_symbols; /* --symbolize=none: addresses and mappings only */
 };
 
 /*

@@ -4,10 +4,11 @@
  *
  * Names come from dwfl_module_addrname (.symtab, else .dynsym) on (return
  * address - 1), in the modules of the process's map (symbolize_maps.c),
+ * with the inlined calls at that address from DWARF (symbolize_inline.c),
  * through a per-process cache by address and the cross-process cache by
- * build id (symbolize_cache.c), both holding the demangled name
- * (demangle.c) and the mangled one; hs_syms__frame adds the module, build
- * id and source line.
+ * build id (symbolize_cache.c), both holding the chain of demangled
+ * (demangle.c) and mangled names with their source lines; hs_syms__frame
+ * adds the module and build id.
  */
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
@@ -17,73 +18,30 @@
 
 #include "symbolize_internal.h"
 
-static char *resolve_dwfl(struct hs_syms *s, uint64_t addr);
-
-/* The function name of addr, demangled, and in *sys the mangled name
- * (NULL when the two are the same), through the shared cache when the
- * object has a build id (the line is looked up and cached with it). */
-static char *resolve(struct hs_syms *s, uint64_t addr, char **sys)
+/* The chain of addr: through the shared cache when the object has a
+ * build id; *owned says whether the caller must free it. */
+static struct hs_chain *resolve(struct hs_syms *s, uint64_t addr, bool *owned)
 {
 	Dwarf_Addr pc = addr - 1, start;
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-	struct gent g;
+	struct hs_chain *c, *shared;
 	uint64_t bid;
-	char *name, *dem;
 
-	*sys = NULL;
-	if (!mod)
-		return strdup("[unknown]");
+	*owned = true;
+	if (!mod || s->raw)
+		return chain_raw(mod, pc);
 	bid = module_bid(mod, &start);
-	if (gcache_get(bid, pc - start, &g)) {
-		if (g.sysname && !(*sys = strdup(g.sysname)))
-			return NULL;
-		return strdup(g.name);
+	c = gcache_get(bid, pc - start);
+	if (c) {
+		*owned = false;
+		return c;
 	}
-	name = resolve_dwfl(s, addr);
-	dem = hs_demangle(name);
-	if (dem) {
-		*sys = name;
-		name = dem;
+	c = chain_new(mod, pc);
+	if (c && (shared = gcache_put(bid, pc - start, c))) {
+		*owned = false;
+		return shared;
 	}
-	if (name && bid) {
-		Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
-		const char *file = NULL;
-		int lineno = 0;
-
-		if (line)
-			file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL,
-					     NULL);
-		if (!file || lineno <= 0) {
-			file = NULL;
-			lineno = 0;
-		}
-		gcache_put(bid, pc - start, name, *sys, file, lineno);
-	}
-	return name;
-}
-
-static char *resolve_dwfl(struct hs_syms *s, uint64_t addr)
-{
-	Dwarf_Addr pc = addr - 1, start = 0;
-	const char *name, *mname, *slash;
-	Dwfl_Module *mod;
-	char *out = NULL;
-
-	mod = dwfl_addrmodule(s->dwfl, pc);
-	if (!mod)
-		return strdup("[unknown]");
-	name = dwfl_module_addrname(mod, pc);
-	if (name && *name)
-		return strndup(name, strcspn(name, "@")); /* drop @@GLIBC_x */
-	mname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL,
-				 NULL);
-	if (!mname)
-		return strdup("[unknown]");
-	slash = strrchr(mname, '/');
-	if (asprintf(&out, "%s+0x%llx", slash ? slash + 1 : mname,
-		     (unsigned long long)(pc - start)) < 0)
-		return NULL;
-	return out;
+	return c;
 }
 
 static size_t hash_addr(uint64_t a)
@@ -123,12 +81,9 @@ static struct cache_ent *lookup(struct hs_syms *s, uint64_t addr)
 	for (i = hash_addr(addr) & mask; s->cache[i].addr; i = (i + 1) & mask)
 		if (s->cache[i].addr == addr)
 			return &s->cache[i];
-	s->cache[i].name = resolve(s, addr, &s->cache[i].sysname);
-	if (!s->cache[i].name) {
-		free(s->cache[i].sysname);
-		s->cache[i].sysname = NULL;
+	s->cache[i].c = resolve(s, addr, &s->cache[i].owned);
+	if (!s->cache[i].c)
 		return NULL;
-	}
 	s->cache[i].addr = addr;
 	s->cused++;
 	return &s->cache[i];
@@ -138,14 +93,20 @@ const char *hs_syms__name(void *ctx, uint64_t addr)
 {
 	struct cache_ent *e = lookup(ctx, addr);
 
-	return e ? e->name : "[unknown]";
+	return e ? e->c->folded : "[unknown]";
+}
+
+void hs_syms__set_raw(struct hs_syms *s, bool raw)
+{
+	if (s)
+		s->raw = raw;
 }
 
 /* Module of `pc` with its path, range and hex build id. */
 static void frame_module(Dwfl_Module *mod, struct hs_frame *f)
 {
 	const unsigned char *bits = NULL;
-	Dwarf_Addr start = 0, end = 0;
+	Dwarf_Addr start = 0, end = 0, bias;
 	GElf_Addr vaddr;
 	const char *name;
 	int n;
@@ -155,6 +116,9 @@ static void frame_module(Dwfl_Module *mod, struct hs_frame *f)
 	f->module = name;
 	f->mod_start = start;
 	f->mod_end = end;
+	/* The build id is known once the ELF is (--symbolize=none reads
+	 * nothing else of it). */
+	dwfl_module_getelf(mod, &bias);
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (n > 0 && bits) {
 		if (n > HS_BUILD_ID_MAX)
@@ -166,43 +130,30 @@ static void frame_module(Dwfl_Module *mod, struct hs_frame *f)
 
 int hs_syms__frame(struct hs_syms *s, uint64_t addr, struct hs_frame *f)
 {
-	Dwarf_Addr pc = addr - 1;
-	Dwfl_Module *mod;
-	Dwfl_Line *line;
+	const struct hs_line *fn;
 	struct cache_ent *e;
+	Dwfl_Module *mod;
 
 	memset(f, 0, sizeof(*f));
-	if (!s || !addr)
+	if (!s || !addr) {
+		f->function = f->system_name = "[unknown]";
 		return -ENOENT;
+	}
 	e = lookup(s, addr);
-	f->function = e ? e->name : "[unknown]";
-	f->system_name = e && e->sysname ? e->sysname : f->function;
-	mod = dwfl_addrmodule(s->dwfl, pc);
+	if (e) {
+		fn = &e->c->l[e->c->n - 1];
+		f->function = fn->function;
+		f->system_name = fn->system_name;
+		f->file = fn->file;
+		f->line = fn->line;
+		f->lines = e->c->l;
+		f->nlines = s->raw ? 0 : e->c->n;
+	} else {
+		f->function = f->system_name = "[unknown]";
+	}
+	mod = dwfl_addrmodule(s->dwfl, addr - 1);
 	if (!mod)
 		return -ENOENT;
 	frame_module(mod, f);
-	{
-		Dwarf_Addr start;
-		uint64_t bid = module_bid(mod, &start);
-		struct gent g;
-
-		/* lookup() just filled the shared cache for it. */
-		if (gcache_get(bid, pc - start, &g)) {
-			f->file = g.file;
-			f->line = g.line;
-			return 0;
-		}
-	}
-	line = dwfl_module_getsrc(mod, pc);
-	if (line) {
-		int lineno = 0;
-		const char *file =
-			dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-
-		if (file && lineno > 0) {
-			f->file = file;
-			f->line = lineno;
-		}
-	}
 	return 0;
 }

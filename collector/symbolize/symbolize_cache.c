@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * symbolize_cache.c - the cross-process symbol cache: function name and
- * source line by (build id, offset in the object), shared by every
- * struct hs_syms, and its counters (hs_syms__cache_stats).
+ * symbolize_cache.c - the cross-process symbol cache: the chain of an
+ * address (its inlined calls and function, with source lines) by (build
+ * id, offset in the object), shared by every struct hs_syms, and its
+ * counters (hs_syms__cache_stats).
  */
 #include <elfutils/libdwfl.h>
 #include <pthread.h>
@@ -56,14 +57,12 @@ uint64_t module_bid(Dwfl_Module *mod, Dwarf_Addr *start)
 	return h ? h : 1;
 }
 
-/* Copy of the cached entry for (bid, off) into *out (strings shared, they
- * never move); false on a miss. */
-bool gcache_get(uint64_t bid, uint64_t off, struct gent *out)
+struct hs_chain *gcache_get(uint64_t bid, uint64_t off)
 {
-	bool hit = false;
+	struct hs_chain *c = NULL;
 
 	if (!bid)
-		return false;
+		return NULL;
 	pthread_mutex_lock(&gcache.lock);
 	if (gcache.cap) {
 		size_t mask = gcache.cap - 1;
@@ -71,30 +70,26 @@ bool gcache_get(uint64_t bid, uint64_t off, struct gent *out)
 		for (size_t i = gkey_hash(bid, off) & mask; gcache.e[i].bid;
 		     i = (i + 1) & mask) {
 			if (gcache.e[i].bid == bid && gcache.e[i].off == off) {
-				*out = gcache.e[i];
-				hit = true;
+				c = gcache.e[i].c;
 				break;
 			}
 		}
 	}
-	if (hit)
+	if (c)
 		gcache.hits++;
 	else
 		gcache.misses++;
 	pthread_mutex_unlock(&gcache.lock);
-	return hit;
+	return c;
 }
 
-static const char *intern_file(const char *file);
-
-void gcache_put(uint64_t bid, uint64_t off, const char *name,
-		const char *sysname, const char *file, int line)
+struct hs_chain *gcache_put(uint64_t bid, uint64_t off, struct hs_chain *c)
 {
-	char *dup, *sysdup = NULL;
+	struct hs_chain *out = NULL;
 	size_t mask, i;
 
-	if (!bid || !name)
-		return;
+	if (!bid || !c)
+		return NULL;
 	pthread_mutex_lock(&gcache.lock);
 	if (gcache.used >= GCACHE_MAX)
 		goto out;
@@ -119,45 +114,20 @@ void gcache_put(uint64_t bid, uint64_t off, const char *name,
 	}
 	mask = gcache.cap - 1;
 	for (i = gkey_hash(bid, off) & mask; gcache.e[i].bid;
-	     i = (i + 1) & mask)
-		if (gcache.e[i].bid == bid && gcache.e[i].off == off)
-			goto out; /* another thread was first */
-	dup = strdup(name);
-	if (sysname && !(sysdup = strdup(sysname))) {
-		free(dup);
-		goto out;
+	     i = (i + 1) & mask) {
+		if (gcache.e[i].bid == bid && gcache.e[i].off == off) {
+			/* another thread was first */
+			out = gcache.e[i].c;
+			chain_free(c);
+			goto out;
+		}
 	}
-	if (!dup)
-		goto out;
-	gcache.e[i] =
-		(struct gent){bid, off, dup, sysdup, intern_file(file), line};
+	gcache.e[i] = (struct gent){bid, off, c};
 	gcache.used++;
+	out = c;
 out:
 	pthread_mutex_unlock(&gcache.lock);
-}
-
-/* Source file names, interned (few distinct); called with gcache.lock. */
-static const char *intern_file(const char *file)
-{
-	static char **files;
-	static size_t n, cap;
-
-	if (!file)
-		return NULL;
-	for (size_t i = n; i-- > 0;)
-		if (!strcmp(files[i], file))
-			return files[i];
-	if (n == cap) {
-		size_t ncap = cap ? cap * 2 : 64;
-		char **nf = realloc(files, ncap * sizeof(*nf));
-
-		if (!nf)
-			return NULL;
-		files = nf;
-		cap = ncap;
-	}
-	files[n] = strdup(file);
-	return files[n] ? files[n++] : NULL;
+	return out;
 }
 
 void hs_syms__cache_stats(uint64_t *hits, uint64_t *misses, size_t *entries)

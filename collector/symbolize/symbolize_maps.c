@@ -59,7 +59,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = hs_syms__find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -407,8 +407,8 @@ void hs_syms__free(struct hs_syms *s)
 		free(s->files[i].path);
 	}
 	for (size_t i = 0; i < s->ccap; i++) {
-		free(s->cache[i].name);
-		free(s->cache[i].sysname);
+		if (s->cache[i].owned)
+			chain_free(s->cache[i].c);
 	}
 	free(s->files);
 	free(s->mappings);

@@ -26,6 +26,7 @@ fi
 	"$c/profiles/stack_table.c" "$c/profiles/window.c" \
 	"$c/profiles/fragmentation.c" "$c/symbolize/symbolize.c" \
 	"$c/symbolize/symbolize_maps.c" "$c/symbolize/symbolize_cache.c" \
+	"$c/symbolize/symbolize_inline.c" "$c/symbolize/symbolize_debuginfo.c" \
 	"$c/symbolize/demangle.c" \
 	"$c/profiles/residency.c" "$c/target/procinfo.c" \
 	"$c/export/export_pprof.c" "$src/common/pprof.c" "$src/common/pprof_wire.c" "$src/common/fragmentation.c" \
