@@ -8,10 +8,13 @@
 add_library(exit_on_term SHARED
   ${CMAKE_CURRENT_SOURCE_DIR}/programs/exit_on_term.c)
 
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  set(HS_IN_PROCESS_SYMBOLIZER $<TARGET_FILE:heapscope_cli>)
+endif()
 add_test(NAME in_process_names
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_in_process_names.sh
     $<TARGET_FILE:heapscope> $<TARGET_FILE:names_target>
-    $<TARGET_FILE:exit_on_term>)
+    $<TARGET_FILE:exit_on_term> ${HS_IN_PROCESS_SYMBOLIZER})
 set_tests_properties(in_process_names PROPERTIES
   SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS "api;e2e")
 

@@ -15,10 +15,14 @@
 #    its build id readelf's; every location address lies in its mapping;
 #  - folded has one line per distinct stack, each the sum of the pprof
 #    samples with that stack (pprof -raw's sample list summed by awk here).
-# usage: test_in_process_names.sh LIB TARGET EXIT_SHIM
+#  - given the collector (HEAPSCOPE), `heapscope symbolize` adds what a
+#    symbol table cannot give: the source lines, and the inlined
+#    new_row as its own Line above insert, at the lines the source's
+#    HS_LINE markers say.
+# usage: test_in_process_names.sh LIB TARGET EXIT_SHIM [HEAPSCOPE]
 # Exit 77 = skip (no go), a failure when CI=true.
 set -u
-LIB=$1 TARGET=$2 SHIM=$3
+LIB=$1 TARGET=$2 SHIM=$3 HEAPSCOPE=${4:-}
 
 skip() {
 	echo "SKIP: $*"
@@ -136,5 +140,23 @@ dups=$(sed 's/ [0-9-]*$//' "$work/heap.folded" | sort | uniq -d)
 [ -z "$dups" ] || bad "folded repeats stacks: $dups"
 grep -q ';_ZL8keep_logv \|;keep_log() ' "$work/heap.folded" || bad "folded does not name keep_log"
 [ "$(wc -l <"$work/heap.folded")" -ge 2 ] || bad "folded has fewer than 2 stacks"
+if [ -n "$HEAPSCOPE" ]; then
+	src=$(dirname "$0")/programs/names_target.cpp
+	l_row=$(grep -n 'HS_LINE:new_row_malloc' "$src" | cut -d: -f1)
+	l_ins=$(grep -n 'HS_LINE:insert_call' "$src" | cut -d: -f1)
+	"$HEAPSCOPE" symbolize "$work/heap.pb.gz" "$work/sym.pb.gz" 2>"$work/sym.err" ||
+		bad "heapscope symbolize: $(cat "$work/sym.err")"
+	cat "$work/sym.err"
+	go tool pprof -raw -symbolize=none "$work/sym.pb.gz" >"$work/sym.txt" 2>/dev/null ||
+		bad "go tool pprof -raw of the symbolized profile"
+	# "N: 0xADDR M=1 new_row FILE:LINE ..." then the next Line of the
+	# same location "insert FILE:LINE"
+	awk -v r="names_target.cpp:$l_row" -v i="names_target.cpp:$l_ins" '
+		/^Locations/ { l = 1; next } /^Mappings/ { l = 0 }
+		l && /^ +[0-9]+: 0x/ { prev = ($0 ~ /new_row/ && index($0, r)) ; next }
+		l && prev && /insert/ && index($0, i) { ok = 1 }
+		{ prev = 0 } END { exit !ok }' "$work/sym.txt" ||
+		bad "symbolize: no location with new_row at :$l_row inlined into insert at :$l_ins: $(sed -n '/^Locations/,/^Mappings/p' "$work/sym.txt")"
+fi
 [ $fail -eq 0 ] && echo PASS
 exit $fail

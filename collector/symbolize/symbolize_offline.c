@@ -307,8 +307,10 @@ static const struct hs_chain *object_chain(struct rewrite *w, size_t oi,
 	return c && !c->raw ? c : NULL;
 }
 
-/* The Lines of location l: from its object when found, else as they
- * were. */
+/* The Lines of location l: from its object when found and l has no
+ * Lines, or Lines without source lines (its mapping says so: an
+ * in-process profile names functions from symbol tables only), else as
+ * they were. */
 static uint64_t location(struct rewrite *w, const struct pprof_d_location *l)
 {
 	const struct pprof_profile *p = w->p;
@@ -317,7 +319,8 @@ static uint64_t location(struct rewrite *w, const struct pprof_d_location *l)
 	uint64_t mid = mi != SIZE_MAX ? w->map_ids[mi] : 0;
 	const struct hs_chain *c = NULL;
 
-	if (!l->nlines && mi != SIZE_MAX && w->map_obj[mi] != SIZE_MAX)
+	if (mi != SIZE_MAX && w->map_obj[mi] != SIZE_MAX &&
+	    (!l->nlines || !p->mappings[mi].has_lines))
 		c = object_chain(w, w->map_obj[mi],
 				 l->address - w->map_bias[mi]);
 	if (c) {
