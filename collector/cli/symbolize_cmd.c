@@ -34,7 +34,7 @@ static const char usage[] =
 	"  -h, --help    this text\n"
 	"\n"
 	"Examples:\n"
-	"  heapscope record -p 1234 -d 10 -F pprof --symbolize=none -o "
+	"  heapscope record -p 1234 -d 10 --format pprof --symbolize=none -o "
 	"raw.pb.gz\n"
 	"  heapscope symbolize raw.pb.gz heap.pb.gz\n"
 	"  DEBUGINFOD_URLS=https://debuginfod.example.org heapscope symbolize "
