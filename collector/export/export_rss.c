@@ -19,6 +19,7 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 			hs_rss_part_names[i], t->parts[i]);
 	fprintf(f,
 		"}, \"parts_sum_bytes\": %" PRIu64
+		", \"parts_over_rss_bytes\": %" PRIu64
 		", \"anonymous_bytes\": %" PRIu64
 		", \"heap_in_use_bytes\": %" PRIu64
 		", \"heap_in_use_estimate_bytes\": %" PRIu64
@@ -37,7 +38,9 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		", \"metadata_reserved_bytes\": %" PRIu64
 		", \"live_samples\": %" PRIu64 ", \"thread_caches\": %" PRIu64
 		"}}\n",
-		t->parts_sum, t->anon_bytes, t->parts[HS_RSS_HEAP_IN_USE],
+		t->parts_sum,
+		t->parts_sum > t->rss_bytes ? t->parts_sum - t->rss_bytes : 0,
+		t->anon_bytes, t->parts[HS_RSS_HEAP_IN_USE],
 		t->inuse_estimate, t->anon_outside_bytes, t->unresident_bytes,
 		t->consistent ? "true" : "false",
 		t->sampled_measured ? "true" : "false", t->thread_cache_bytes,
@@ -58,7 +61,9 @@ static const char *const fam_name[HS_RSS_PROM_FAMILIES] = {
 static const char *const fam_help[HS_RSS_PROM_FAMILIES] = {
 	"Resident set size as the kernel reports it (smaps_rollup Rss).",
 	"Where the resident set went, by part (the parts sum to "
-	"heapscope_process_rss_bytes).",
+	"heapscope_process_rss_bytes, except when part=\"heap_in_use\", an "
+	"exact count of bytes handed out, holds blocks the program never "
+	"touched: then they sum to more; docs/profiles.md).",
 	"The heap profile's estimate of in-use bytes (sampled), to set "
 	"beside the exact part=\"heap_in_use\".",
 };
