@@ -256,7 +256,7 @@ static void test_three_sites(void **state)
 	assert_int_equal(hs_leaks__report(ss, n, sym, NULL, &rows, &nr), 0);
 	assert_int_equal(nr, 3);
 	if (getenv("HS_TEST_VERBOSE"))
-		hs_leaks__write_json(stderr, 1, 20, 1, rows, nr);
+		hs_leaks__write_json(stderr, 1, 20, 1, 2097152, rows, nr);
 	lk = row(rows, nr, "main;leak_site");
 	st = row(rows, nr, "main;stable_site");
 	rg = row(rows, nr, "main;ring_site");
@@ -355,7 +355,7 @@ static void test_json(void **state)
 	FILE *f = open_memstream(&text, &len);
 
 	(void)state;
-	assert_int_equal(hs_leaks__write_json(f, 42, 20, 1, &r, 1), 0);
+	assert_int_equal(hs_leaks__write_json(f, 42, 20, 1, 524288, &r, 1), 0);
 	fclose(f);
 	assert_non_null(
 		strstr(text, "{\"pid\": 42, \"window_seconds\": 20.000"));
@@ -364,6 +364,7 @@ static void test_json(void **state)
 				     "\"inuse_bytes\": 1048576, "
 				     "\"oldest_live_age_seconds\": 12.500"));
 	assert_non_null(strstr(text, "\"growing\": true"));
+	assert_non_null(strstr(text, "\"sampling_period_bytes\": 524288, "));
 	free(text);
 }
 

@@ -79,10 +79,17 @@ static int leaks_report(void *ctx, const struct hs_options *o,
 	if (!err)
 		err = hs_leaks__report(ss, n, syms ? hs_syms__name : NULL, syms,
 				       &rows, &nrows);
+	if (!err && !nrows && ev->period <= 0)
+		fprintf(stderr,
+			"heapscope leaks: warning: no samples from pid %d and no "
+			"sampling period known: sampling may be off in it "
+			"(HEAPSCOPE_SAMPLE_RATE=0); turn it on with heapscope "
+			"rate -p %d BYTES\n",
+			(int)o->pid, (int)o->pid);
 	if (!err)
 		err = hs_leaks__write_json(
 			stdout, o->pid, hs_leaks__window_s(r->store),
-			(double)r->interval_ns / 1e9, rows, nrows);
+			(double)r->interval_ns / 1e9, ev->period, rows, nrows);
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (err)
@@ -179,6 +186,15 @@ int hs_leaks_main(int argc, char **argv)
 	if (!o.pid) {
 		hs_cli__usage_error(cmd, "-p PID is required (%s)",
 				    hs_cli__pid_accepts());
+		return HS_EXIT_USAGE;
+	}
+	if ((uint64_t)o.duration_s * HS_NS_PER_S < 2 * run.interval_ns) {
+		hs_cli__usage_error(cmd,
+				    "-d %d is less than twice --interval %llu: "
+				    "a growth needs 3 points",
+				    o.duration_s,
+				    (unsigned long long)(run.interval_ns /
+							 HS_NS_PER_S));
 		return HS_EXIT_USAGE;
 	}
 	hs_libbpf__print(o.verbose);

@@ -57,7 +57,7 @@ static enum MHD_Result leaks_error(struct hs_daemon *d,
  * (in snap->sym, released with hs_daemon__release). */
 static int copy_series(struct hs_daemon *d, long pid, uint64_t start,
 		       struct hs_leak_series **ss, size_t *n, double *window_s,
-		       struct hs_snapshot *snap)
+		       int64_t *period, struct hs_snapshot *snap)
 {
 	struct hs_proc *p;
 	int err;
@@ -71,6 +71,7 @@ static int copy_series(struct hs_daemon *d, long pid, uint64_t start,
 	*ss = NULL;
 	*n = 0;
 	*window_s = 0;
+	*period = p->ev.period > 0 ? p->ev.period : p->reg_period;
 	if (p->leaks) {
 		err = hs_leaks__copy(p->leaks, p->ev.prof, hs_mono_ns(), ss, n);
 		if (err)
@@ -113,6 +114,7 @@ enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
 	struct hs_leak_row *rows = NULL;
 	size_t n = 0, nrows = 0, len = 0;
 	double window_s = 0;
+	int64_t period = 0;
 	char *text = NULL;
 	uint64_t start;
 	FILE *f;
@@ -130,7 +132,7 @@ enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
 	if (err)
 		return leaks_error(d, c, err, pid);
 	pthread_mutex_lock(&d->lock);
-	err = copy_series(d, pid, start, &ss, &n, &window_s, &snap);
+	err = copy_series(d, pid, start, &ss, &n, &window_s, &period, &snap);
 	pthread_mutex_unlock(&d->lock);
 	if (!err)
 		err = report(&snap, ss, n, &rows, &nrows);
@@ -147,7 +149,8 @@ enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
 			d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	}
 	hs_leaks__write_json(f, (pid_t)pid, window_s,
-			     (double)d->leak_interval_ns / 1e9, rows, nrows);
+			     (double)d->leak_interval_ns / 1e9, period, rows,
+			     nrows);
 	hs_leak_rows__free(rows, nrows);
 	return hs_http__reply_stream(d, c, f, &text, &len, "application/json");
 }

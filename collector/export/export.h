@@ -143,10 +143,11 @@ int hs_leaks__report(const struct hs_leak_series *s, size_t n,
 		     struct hs_leak_row **rows, size_t *nrows);
 void hs_leak_rows__free(struct hs_leak_row *r, size_t n);
 /* The view as JSON (the layout at the top of export_leaks.c; bytes,
- * bytes/s, seconds): 0 or -EIO. */
+ * bytes/s, seconds); period: the target's sampling period, bytes (<= 0:
+ * off or not known, written as 0).  0 or -EIO. */
 int hs_leaks__write_json(FILE *f, pid_t pid, double window_s,
-			 double interval_s, const struct hs_leak_row *r,
-			 size_t n);
+			 double interval_s, int64_t period,
+			 const struct hs_leak_row *r, size_t n);
 
 /* ----------------------------------------------------- "export_text.c" */
 

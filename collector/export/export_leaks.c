@@ -155,12 +155,14 @@ static double fin(double v)
 }
 
 int hs_leaks__write_json(FILE *f, pid_t pid, double window_s, double interval_s,
-			 const struct hs_leak_row *r, size_t n)
+			 int64_t period, const struct hs_leak_row *r, size_t n)
 {
 	fprintf(f,
 		"{\"pid\": %d, \"window_seconds\": %.3f, "
-		"\"interval_seconds\": %.3f, \"stacks\": [",
-		(int)pid, fin(window_s), fin(interval_s));
+		"\"interval_seconds\": %.3f, \"sampling_period_bytes\": %lld, "
+		"\"stacks\": [",
+		(int)pid, fin(window_s), fin(interval_s),
+		(long long)(period > 0 ? period : 0));
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n  {\"stack\": " : "\n  {\"stack\": ", f);
 		hs_json__str(f, r[i].stack);

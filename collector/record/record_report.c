@@ -46,13 +46,13 @@ void hs_record__print_attached(const struct hs_options *o, const char *path)
 		fprintf(stderr,
 			"heapscope: attached to %s in process %d; recording "
 			"for %d s or until it exits (Ctrl-C or kill -INT %d "
-			"stops early and writes the profile)\n",
+			"stops early and writes its output)\n",
 			path, o->pid, o->duration_s, (int)getpid());
 	else
 		fprintf(stderr,
 			"heapscope: attached to %s in process %d; recording "
 			"until it exits (Ctrl-C or kill -INT %d stops and "
-			"writes the profile)\n",
+			"writes its output)\n",
 			path, o->pid, (int)getpid());
 }
 
