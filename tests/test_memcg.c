@@ -150,8 +150,15 @@ static void test_usage_v1(void **state)
 	assert_int_equal(hs_memcg__usage(&cg, &u, &l), -EBADMSG);
 	put("/a/b", "memory.usage_in_bytes", "-5\n");
 	assert_int_equal(hs_memcg__usage(&cg, &u, &l), -EBADMSG);
+	/* the peak: the cgroup's own file */
+	put("/a/b", "memory.max_usage_in_bytes", "268435456\n");
+	assert_int_equal(hs_memcg__peak(&cg, &u), 0);
+	assert_int_equal(u, 268435456);
+	put("/a/b", "memory.max_usage_in_bytes", "x\n");
+	assert_int_equal(hs_memcg__peak(&cg, &u), -EBADMSG);
 	cg_at(&cg, 1, "/gone");
 	assert_int_equal(hs_memcg__usage(&cg, &u, &l), -ENOENT);
+	assert_int_equal(hs_memcg__peak(&cg, &u), -ENOENT);
 	cg.version = 0;
 	assert_int_equal(hs_memcg__usage(&cg, &u, &l), -ENOENT);
 }
@@ -176,6 +183,9 @@ static void test_usage_v2(void **state)
 	assert_int_equal(hs_memcg__usage(&cg, &u, &l), 0);
 	assert_int_equal(u, 4096);
 	assert_int_equal(l, 8192);
+	put("/s/t", "memory.peak", "2048\n");
+	assert_int_equal(hs_memcg__peak(&cg, &u), 0);
+	assert_int_equal(u, 2048);
 	assert_int_equal(hs_memcg__pressure(&cg, &avg10), 0);
 	assert_true(avg10 > 12.49 && avg10 < 12.51);
 	put("/s/t", "memory.pressure", "some avg10=250.00\n");

@@ -256,6 +256,10 @@ rss = p["rss"]
 if not isinstance(rss, dict) or rss["rss_bytes"] < limit / 2 or \
         rss["parts"]["heap_in_use"] < limit / 2:
     sys.exit("pre-OOM snapshot's RSS table: %r" % rss)
+# an oom_kill snapshot's usage is the cgroup's peak (memory.max_usage_in_bytes),
+# what it held when the killer acted, not what is left after the reclaim
+if v["reason"] == "oom_kill" and v["usage_bytes"] < 0.8 * limit:
+    sys.exit("oom_kill snapshot: usage %d of limit %d" % (v["usage_bytes"], limit))
 if v["reason"] not in ("oom_kill", "cgroup_limit", "psi"):
     sys.exit("victim reason %r" % v["reason"])
 print(v["id"], v["profile"], v["file"] or "-", v["reason"])

@@ -282,7 +282,7 @@ void hs_oom__on_kill(struct hs_daemon *d, struct hs_proc *p,
 		     const struct hs_event *e)
 {
 	struct hs_oom *o = &d->oom;
-	uint64_t t0 = hs_mono_ns(), usage = 0, limit = 0;
+	uint64_t t0 = hs_mono_ns(), usage = 0, limit = 0, peak;
 	struct hs_memcg cg = {0};
 	struct hs_snapshot snap;
 	struct hs_oom_snap *s;
@@ -316,6 +316,10 @@ void hs_oom__on_kill(struct hs_daemon *d, struct hs_proc *p,
 	 * earlier snapshot, else of now (it may not be exiting yet). */
 	if (cg.version || !hs_memcg__of(&o->mounts, p->pid, &cg))
 		hs_memcg__usage(&cg, &usage, &limit);
+	/* usage now is after the kernel reclaimed for the kill: the
+	 * cgroup's own peak is what it held when the killer acted */
+	if (!hs_memcg__peak(&cg, &peak) && peak > usage)
+		usage = peak;
 	s = snap_new(p, HS_OOM_KILL, cg.version ? &cg : NULL, usage, limit);
 	if (!s || hs_daemon__snapshot(d, p, NULL, s->time_ns, &snap)) {
 		snap_free(s);

@@ -218,6 +218,17 @@ int hs_memcg__usage(const struct hs_memcg *cg, uint64_t *usage, uint64_t *limit)
 	return 0;
 }
 
+int hs_memcg__peak(const struct hs_memcg *cg, uint64_t *peak)
+{
+	*peak = 0;
+	if (!cg->version)
+		return -ENOENT;
+	return read_bytes(cg->dir,
+			  cg->version == 1 ? "memory.max_usage_in_bytes"
+					   : "memory.peak",
+			  peak);
+}
+
 int hs_memcg__pressure(const struct hs_memcg *cg, double *avg10)
 {
 	char path[PATH_MAX + 32], buf[256];

@@ -233,6 +233,11 @@ int hs_memcg__of(const struct hs_memcg_mounts *m, pid_t pid,
  * read: the cgroup is gone; -EBADMSG: not a number).  Thread-safe. */
 int hs_memcg__usage(const struct hs_memcg *cg, uint64_t *usage,
 		    uint64_t *limit);
+/* The highest usage cg itself has seen, bytes (v1
+ * memory.max_usage_in_bytes, v2 memory.peak, Linux >= 5.19): what it held
+ * when the OOM killer acted, read after the victim's pages are gone.  0
+ * or -errno (-ENOENT: no such file, or no cgroup; -EBADMSG). */
+int hs_memcg__peak(const struct hs_memcg *cg, uint64_t *peak);
 /* v2: memory.pressure's "some avg10" (percent, 0..100) of cg.  0 or
  * -errno (-ENOTSUP: v1; -EBADMSG: unparsable). */
 int hs_memcg__pressure(const struct hs_memcg *cg, double *avg10);
