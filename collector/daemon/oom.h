@@ -45,6 +45,9 @@ struct hs_event;
  * some avg10 of 10 % counts. */
 #define HS_OOM_PSI_TRIGGER "some 200000 2000000"
 #define HS_OOM_PSI_AVG10 10.0
+/* When the system trigger fires, a process whose cgroup uses at least
+ * this fraction of its limit is captured rather than the largest heap. */
+#define HS_OOM_PSI_NEAR_LIMIT 0.5
 
 enum hs_oom_reason {
 	HS_OOM_CGROUP_LIMIT = 0, /* usage >= threshold * limit */

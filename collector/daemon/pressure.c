@@ -141,7 +141,11 @@ static void capture(struct hs_daemon *d, struct hs_oom_watch *w,
 }
 
 /* One period: every followed process against its limit; psi: the
- * system trigger fired (the largest followed heap is captured). */
+ * system trigger fired.  Then the process captured is the one whose
+ * memory cgroup is nearest its limit, if one is at half of it or more
+ * (on cgroup v1 the system-wide trigger also fires for a cgroup's own
+ * reclaim, and that cgroup's process is the one about to be killed),
+ * else the largest followed heap. */
 static void check(struct hs_daemon *d, bool psi)
 {
 	static struct {
@@ -150,8 +154,9 @@ static void check(struct hs_daemon *d, bool psi)
 		double inuse;
 	} list[HS_OOM_WATCH_MAX];
 	struct hs_oom *o = &d->oom;
-	struct hs_oom_watch *top = NULL;
-	double top_inuse = -1;
+	struct hs_oom_watch *top = NULL, *near = NULL;
+	double top_inuse = -1, near_ratio = HS_OOM_PSI_NEAR_LIMIT;
+	uint64_t near_usage = 0, near_limit = 0;
 	uint64_t now = hs_mono_ns();
 	size_t n = 0;
 
@@ -193,6 +198,13 @@ static void check(struct hs_daemon *d, bool psi)
 		    (w->unlimited && w->cg.version == 1) ||
 		    hs_memcg__usage(&w->cg, &usage, &limit))
 			continue;
+		if (psi && limit &&
+		    (double)usage >= near_ratio * (double)limit) {
+			near = w;
+			near_ratio = (double)usage / (double)limit;
+			near_usage = usage;
+			near_limit = limit;
+		}
 		if (limit && (double)usage >= o->threshold * (double)limit) {
 			capture(d, w, HS_OOM_CGROUP_LIMIT, usage, limit);
 			continue;
@@ -205,7 +217,11 @@ static void check(struct hs_daemon *d, bool psi)
 				capture(d, w, HS_OOM_PSI, usage, limit);
 		}
 	}
-	if (top && cooled(o, top, now)) {
+	if (near) {
+		/* captured above if over the threshold (then not cooled) */
+		if (cooled(o, near, now))
+			capture(d, near, HS_OOM_PSI, near_usage, near_limit);
+	} else if (top && cooled(o, top, now)) {
 		uint64_t usage = 0, limit = 0;
 
 		if (top->cg.version)
