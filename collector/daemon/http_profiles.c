@@ -516,11 +516,16 @@ enum MHD_Result hs_http__index(struct hs_daemon *d, struct MHD_Connection *c,
 				"</td><td><a href=\"/debug/pprof/allocs?pid=%d"
 				"&amp;debug=1\">allocs</a> "
 				"<a href=\"/debug/pprof/heap?pid=%d&amp;"
-				"debug=1\">heap</a></td></tr>\n",
-				p->pid, p->pid);
+				"debug=1\">heap</a> "
+				"<a href=\"/debug/heapscope/rss?pid=%d\">"
+				"rss</a> "
+				"<a href=\"/debug/heapscope/leaks?pid=%d\">"
+				"leaks</a></td></tr>\n",
+				p->pid, p->pid, p->pid, p->pid);
 		}
 	pthread_mutex_unlock(&d->lock);
-	fputs("</table>\n<p><a href=\"/targets\">/targets</a> "
+	fputs("</table>\n<p><a href=\"/debug/heapscope/oom\">pre-OOM "
+	      "snapshots</a> <a href=\"/targets\">/targets</a> "
 	      "<a href=\"/processes\">/processes</a> "
 	      "<a href=\"/metrics\">/metrics</a></p>\n</body></html>\n",
 	      f);
