@@ -210,6 +210,16 @@ const char *hs_cli__pid_accepts(void)
 	return buf;
 }
 
+int hs_cli__parse_lib(const char *cmd, const struct hs_cli_opt *opts, int key,
+		      const char *s, const char **out)
+{
+	if (!*s)
+		return hs_cli__bad_value(cmd, "--lib", s,
+					 hs_cli__accepts(opts, key));
+	*out = s;
+	return 0;
+}
+
 int hs_cli__parse_pid(const char *cmd, const char *option, const char *s,
 		      pid_t *out)
 {

@@ -75,6 +75,12 @@ const char *hs_cli__pid_accepts(void);
 int hs_cli__parse_pid(const char *cmd, const char *option, const char *s,
 		      pid_t *out);
 
+/* Parse --lib's value (any non-empty path; the object is checked when it
+ * is opened): *out = s, or the one-line error naming what opts' entry
+ * key accepts and -EINVAL. */
+int hs_cli__parse_lib(const char *cmd, const struct hs_cli_opt *opts, int key,
+		      const char *s, const char **out);
+
 /* --------------------------------------------------- "record/record.c" */
 
 /* `heapscope record ...`: argv[0] is the program, argv[1] "record" (main.c

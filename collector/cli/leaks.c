@@ -150,13 +150,9 @@ int hs_leaks_main(int argc, char **argv)
 			run.interval_ns = (uint64_t)v * HS_NS_PER_S;
 			break;
 		case OPT_LIB:
-			if (!*optarg) {
-				hs_cli__bad_value(
-					cmd, "--lib", optarg,
-					hs_cli__accepts(opts, OPT_LIB));
+			if (hs_cli__parse_lib(cmd, opts, OPT_LIB, optarg,
+					      &o.lib))
 				return HS_EXIT_USAGE;
-			}
-			o.lib = optarg;
 			break;
 		case OPT_PROVIDER:
 			if (hs_parse_provider(optarg, &o.provider)) {

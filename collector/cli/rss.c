@@ -58,12 +58,8 @@ int hs_rss_main(int argc, char **argv)
 				return HS_EXIT_USAGE;
 			break;
 		case 'L':
-			if (!*optarg) {
-				hs_cli__bad_value(cmd, "--lib", optarg,
-						  hs_cli__accepts(opts, 'L'));
+			if (hs_cli__parse_lib(cmd, opts, 'L', optarg, &lib))
 				return HS_EXIT_USAGE;
-			}
-			lib = optarg;
 			break;
 		case OPT_PROMETHEUS:
 			prom = true;

@@ -272,11 +272,10 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 				return hs_cli__usage_error(
 					cmd, "too many --lib (at most %d)",
 					HS_DAEMON_MAX_LIBS);
-			if (!*optarg)
-				return hs_cli__bad_value(
-					cmd, "--lib", optarg,
-					hs_cli__accepts(opts, OPT_LIB));
-			d->libs[d->nlibs++] = optarg;
+			if (hs_cli__parse_lib(cmd, opts, OPT_LIB, optarg,
+					      &d->libs[d->nlibs]))
+				return -EINVAL;
+			d->nlibs++;
 			break;
 		case OPT_LISTEN:
 			if (d->nlisten == HS_DAEMON_MAX_LISTEN)

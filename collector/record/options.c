@@ -158,11 +158,9 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 					hs_cli__accepts(opts, OPT_PROFILE));
 			break;
 		case OPT_LIB:
-			if (!*optarg)
-				return hs_cli__bad_value(
-					cmd, "--lib", optarg,
-					hs_cli__accepts(opts, OPT_LIB));
-			o->lib = optarg;
+			if (hs_cli__parse_lib(cmd, opts, OPT_LIB, optarg,
+					      &o->lib))
+				return -EINVAL;
 			break;
 		case OPT_PROVIDER:
 			if (hs_parse_provider(optarg, &o->provider))
