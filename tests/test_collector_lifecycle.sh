@@ -31,11 +31,7 @@
 set -u
 MODE=$1 HEAPSCOPE=$2 LIB=$3 HOLD=$4
 T=65536
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (BPF)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
 work=$(mktemp -d /tmp/hs-lifecycle.XXXXXX)
@@ -133,21 +129,10 @@ pid_reuse)
 	[ "$newb" -gt 0 ] || fail "the new process's heap is missing"
 	kill -9 "$npid"; wait "$npid" 2>/dev/null
 	# 3. the daemon across a reuse
-	command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+	hs_need_cmd curl curl
 	round 3
-	for _try in 1 2 3 4 5; do
-		PORT=$((10000 + RANDOM % 20000))
-		"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT 2>"$work/daemon.err" &
-		dpid=$!
-		pids+=("$dpid")
-		for _ in $(seq 1 200); do
-			grep -q 'listening on' "$work/daemon.err" && break 2
-			kill -0 "$dpid" 2>/dev/null || break
-			sleep 0.05
-		done
-		grep -q 'Address already in use' "$work/daemon.err" || fail "daemon did not start"
-	done
-	URL=http://127.0.0.1:$PORT
+	hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies
+	pids+=("$dpid")
 	curl -sf "$URL/debug/pprof/heap?pid=$tp&format=folded" >"$work/d1.folded" || fail "daemon scrape"
 	[ "$(sum_matching "$work/d1.folded" hold_100mib)" -gt $((90 * 1024 * 1024)) ] ||
 		fail "daemon: the old process's heap missing"
@@ -207,7 +192,7 @@ exec)
 	echo "PASS: exec during a recording"
 	;;
 overflow)
-	command -v go >/dev/null || skip "go tool pprof missing (scripts/bootstrap.sh)"
+	hs_need_cmd go "go tool pprof"
 	export HOME=$work GOCACHE=$work/gocache PPROF_TMPDIR=$work
 	HEAPSCOPE_SAMPLE_RATE=1 LD_PRELOAD=$LIB "$HOLD" churn 64 >"$work/t.out" 2>&1 &
 	tp=$!

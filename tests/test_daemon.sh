@@ -33,11 +33,7 @@ T=65536
 TRUTH=$((100 * 1024 * 1024))
 R=65536
 
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 fail() {
 	echo "FAIL: $*"
 	echo "--- daemon log"; tail -30 "$work/daemon.err" 2>/dev/null
@@ -46,7 +42,7 @@ fail() {
 [ "$(id -u)" -eq 0 ] || skip "needs root for BPF (run the tests as root)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
 command -v go >/dev/null || skip "go tool pprof missing (apt-get install golang-go; scripts/bootstrap.sh)"
-command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+hs_need_cmd curl curl
 
 work=$(mktemp -d)
 export PPROF_TMPDIR=$work HOME=$work GOCACHE=$work/gocache
@@ -58,10 +54,6 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
-# Below the ephemeral range (32768+), so client sockets never hold it.
-new_port() { PORT=$((10000 + RANDOM % 20000)); URL=http://127.0.0.1:$PORT; }
-new_port
 
 start_target() { # outfile [args...]: starts hold_100mib, sets tpid
 	local out=$1; shift
@@ -81,26 +73,9 @@ wait_ready() {
 # Only the container test follows other copies of the library: elsewhere
 # the daemon leaves alone whatever else runs on the host (other builds).
 COPIES=--no-copies
-start_daemon() { # extra args; a port in use is retried with another
-	for _try in 1 2 3 4 5; do
-		# emptied here, not by the background job's redirection: that
-		# may run after the wait below has read the last daemon's
-		# "listening on" (and a SIGHUP then kills the new one)
-		: >"$work/daemon.err"
-		"$HEAPSCOPE" daemon --lib "$LIB" $COPIES --listen 127.0.0.1:$PORT "$@" \
-			2>"$work/daemon.err" &
-		dpid=$!
-		for _ in $(seq 1 200); do
-			grep -q 'listening on' "$work/daemon.err" && return 0
-			kill -0 "$dpid" 2>/dev/null || break
-			sleep 0.05
-		done
-		wait "$dpid" 2>/dev/null
-		dpid=""
-		grep -q 'Address already in use' "$work/daemon.err" || break
-		new_port
-	done
-	fail "daemon did not start listening"
+start_daemon() { # extra args
+	hs_start_daemon "$work/daemon.err" --lib "$LIB" $COPIES "$@"
+	PORT=$port
 }
 # go tool pprof -top over HTTP; prints the inuse_space total of frames named
 # hold_100mib (cum), in bytes.

@@ -16,11 +16,7 @@
 set -u
 HEAPSCOPE=$1 LIB=$2 FLOOD=$3
 N=500 SOFT=32
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (BPF)"
 command -v curl >/dev/null || skip "no curl"
 [ "$(ulimit -n)" -ge $((N + 64)) ] || ulimit -n $((N + 64)) ||
@@ -37,22 +33,7 @@ failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 
 # Below the ephemeral range, so the flood's own sockets never hold it.
-for _try in 1 2 3 4 5; do
-	port=$((10000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen "127.0.0.1:$port" \
-		2>"$work/d.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/d.err" && break 2
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q 'BPF' "$work/d.err" && skip "$(head -1 "$work/d.err")"
-	grep -q 'Address already in use' "$work/d.err" || break
-done
-[ -n "$dpid" ] || { echo "FAIL: daemon did not start: $(cat "$work/d.err")"; exit 1; }
+hs_start_daemon "$work/d.err" --lib "$LIB" --no-copies
 base="http://127.0.0.1:$port"
 
 # 1. the flood, twice (the second finds every place freed by the first)

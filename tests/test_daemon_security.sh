@@ -25,11 +25,7 @@
 # CI=true.
 set -u
 MODE=$1 HEAPSCOPE=$2
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 work=$(mktemp -d)
 chmod 755 "$work"
 dpid="" tpids=()
@@ -147,22 +143,7 @@ echo "token-$$-$RANDOM-$RANDOM" >"$work/token"
 chmod 600 "$work/token"
 TOKEN=$(cat "$work/token")
 SOCK=$work/run/http.sock
-for _try in 1 2 3 4 5; do
-	port=$((10000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen "127.0.0.1:$port" \
-		--listen "unix:$SOCK" --token-file "$work/token" 2>"$work/d.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/d.err" && break 2
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q 'BPF' "$work/d.err" && skip "$(head -1 "$work/d.err")"
-	grep -q 'Address already in use' "$work/d.err" || break
-done
-[ -n "$dpid" ] || { echo "FAIL: daemon did not start: $(cat "$work/d.err")"; exit 1; }
+hs_start_daemon "$work/d.err" --lib "$LIB" --no-copies --listen "unix:$SOCK" --token-file "$work/token"
 head -3 "$work/d.err"
 TCP=http://127.0.0.1:$port
 

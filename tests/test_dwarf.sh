@@ -40,11 +40,7 @@
 set -u
 MODE=$1 HEAPSCOPE=$2 LIB=$3 TARGET=$4 SRC=$5
 
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root for BPF (run the tests as root)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
 command -v go >/dev/null || skip "go (golang-go) not installed: go tool pprof"
@@ -323,7 +319,7 @@ offline)
 		bad "record --symbolize=bogus: $(cat "$work/opt.err")"
 	;;
 daemon)
-	command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+	hs_need_cmd curl curl
 	# A private copy of the library, the daemon's only --lib (with
 	# --no-copies): it follows this test's processes, not the other
 	# tests' that preload the build tree's library meanwhile.
@@ -333,25 +329,9 @@ daemon)
 	# daemon ARGS...: a daemon on a free port following only LIB; sets
 	# url once it lists the target
 	daemon() {
-		local d
-		for _try in 1 2 3 4 5; do
-			port=$((10000 + RANDOM % 20000))
-			"$HEAPSCOPE" daemon --lib "$LIB" --no-copies \
-				--listen 127.0.0.1:$port "$@" 2>"$work/daemon.err" &
-			d=$!
-			for _ in $(seq 1 200); do
-				grep -q 'listening on' "$work/daemon.err" && break
-				kill -0 "$d" 2>/dev/null || break
-				sleep 0.05
-			done
-			grep -q 'listening on' "$work/daemon.err" && break
-			wait "$d" 2>/dev/null
-		done
-		grep -q 'listening on' "$work/daemon.err" ||
-			{ echo "FAIL: daemon did not start"; cat "$work/daemon.err"; exit 1; }
-		dpid=$d
-		pids+=("$d")
-		url=http://127.0.0.1:$port
+		hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies "$@"
+		pids+=("$dpid")
+		url=$URL
 		for _ in $(seq 1 100); do
 			curl -sf -m 10 "$url/processes" | grep -q "\"pid\": *$tpid[,}]" && return
 			sleep 0.1

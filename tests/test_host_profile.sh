@@ -33,15 +33,10 @@
 set -u
 HEAPSCOPE=$1 LIB=$2 HOLD=$3
 T=65536 TRUTH=$((100 * 1024 * 1024)) R=65536 NOBODY=65534
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
+. "$(dirname "$0")/lib.sh"
+hs_need_bpf
 for t in go curl setpriv python3; do
-	command -v $t >/dev/null || skip "$t missing (scripts/bootstrap.sh)"
+	hs_need_cmd $t $t
 done
 
 work=$(mktemp -d)
@@ -114,23 +109,7 @@ echo "$B" >"$cg/docker-$CID.scope/cgroup.procs" || fail "cannot move $B into $cg
 grep -qx "0::/$UNIT/docker-$CID.scope" /proc/$B/cgroup || fail "B's cgroup: $(grep '^0::' /proc/$B/cgroup)"
 
 SOCK=$work/run/http.sock
-for _try in 1 2 3 4 5; do
-	port=$((10000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen "127.0.0.1:$port" \
-		--listen "unix:$SOCK" 2>"$work/d.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/d.err" && break 2
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q 'BPF not available' "$work/d.err" && skip "$(head -1 "$work/d.err")"
-	grep -q 'Address already in use' "$work/d.err" || break
-done
-[ -n "$dpid" ] || fail "daemon did not start: $(cat "$work/d.err")"
-URL=http://127.0.0.1:$port
+hs_start_daemon "$work/d.err" --lib "$LIB" --no-copies --listen "unix:$SOCK"
 start_target "$work/d.out" "$work/bin/hold_100mib" 10
 D=$tpid
 sleep 0.5 # let the ring buffer drain the last of D's 1600 blocks

@@ -23,16 +23,12 @@
 set -u
 MODE=$1 HEAPSCOPE=$2 LIB=$3 TARGET=$4 NEW_TARGET=$5
 
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root for BPF (run the tests as root)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
 command -v go >/dev/null || skip "go (golang-go) not installed: go tool pprof"
 command -v readelf >/dev/null || skip "readelf (binutils) not installed"
-[ "$MODE" != daemon ] || command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+[ "$MODE" != daemon ] || hs_need_cmd curl curl
 
 work=$(mktemp -d)
 export HOME=$work GOCACHE=$work/gocache PPROF_TMPDIR=$work GOFLAGS=-mod=mod GOTOOLCHAIN=local
@@ -119,26 +115,7 @@ check() {
 		END { exit !ok }' "$raw" || bad "$name: $func is not named in mapping 1"
 }
 
-if [ "$MODE" = daemon ]; then
-	new_port() { PORT=$((10000 + RANDOM % 20000)); URL=http://127.0.0.1:$PORT; }
-	start_daemon() {
-		for _try in 1 2 3 4 5; do
-			new_port
-			"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
-				2>"$work/daemon.err" &
-			dpid=$!
-			for _ in $(seq 1 200); do
-				grep -q 'listening on' "$work/daemon.err" && return 0
-				kill -0 "$dpid" 2>/dev/null || break
-				sleep 0.05
-			done
-			wait "$dpid" 2>/dev/null
-			dpid=""
-			grep -q 'Address already in use' "$work/daemon.err" || break
-		done
-		echo "FAIL: daemon did not start"; cat "$work/daemon.err"; exit 1
-	}
-fi
+start_daemon() { hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies; }
 
 profile() { # pid name: $work/NAME.*.pb.gz, the profiles of this mode
 	if [ "$MODE" = record ]; then

@@ -20,15 +20,10 @@
 set -u
 HEAPSCOPE=$1 LIB=$2 HOLD=$3
 T=65536 TRUTH=$((100 * 1024 * 1024)) R=65536
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
-command -v go >/dev/null || skip "go tool pprof missing (scripts/bootstrap.sh)"
-command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+. "$(dirname "$0")/lib.sh"
+hs_need_bpf
+hs_need_cmd go "go tool pprof"
+hs_need_cmd curl curl
 
 work=$(mktemp -d)
 export PPROF_TMPDIR=$work HOME=$work GOCACHE=$work/gocache
@@ -46,22 +41,8 @@ fail() {
 	exit 1
 }
 
-for _try in 1 2 3 4 5; do
-	PORT=$((10000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
-		2>"$work/daemon.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/daemon.err" && break 2
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q 'BPF not available' "$work/daemon.err" && skip "$(head -1 "$work/daemon.err")"
-	grep -q 'Address already in use' "$work/daemon.err" || break
-done
-[ -n "$dpid" ] || fail "daemon did not start listening"
+hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies
+PORT=$port
 URL=http://127.0.0.1:$PORT
 
 HEAPSCOPE_SAMPLE_RATE=$T HEAPSCOPE_SAMPLE_SEED=7 LD_PRELOAD=$LIB "$HOLD" churn \

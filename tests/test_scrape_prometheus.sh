@@ -15,15 +15,10 @@
 # no prometheus), a failure when CI=true.
 set -u
 HEAPSCOPE=$1 LIB=$2 HOLD=$3
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
-command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
-command -v python3 >/dev/null || skip "python3 missing (scripts/bootstrap.sh)"
+. "$(dirname "$0")/lib.sh"
+hs_need_bpf
+hs_need_cmd curl curl
+hs_need_cmd python3 python3
 command -v prometheus >/dev/null ||
 	skip "prometheus missing (apt-get install prometheus; scripts/bootstrap.sh)"
 
@@ -56,23 +51,8 @@ for i in 1 2; do
 	grep -q '^ready' "$work/t$i.out" || fail "target $i not ready"
 done
 
-for _try in 1 2 3 4 5; do
-	PORT=$((10000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
-		2>"$work/daemon.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/daemon.err" && break 2
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q 'BPF not available' "$work/daemon.err" && skip "$(head -1 "$work/daemon.err")"
-	grep -q 'Address already in use' "$work/daemon.err" || break
-done
-[ -n "$dpid" ] || fail "daemon did not start listening"
-URL=http://127.0.0.1:$PORT
+hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies
+PORT=$port
 
 # Both targets followed (the daemon finds running processes at start).
 for _ in $(seq 1 100); do

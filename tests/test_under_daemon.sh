@@ -14,13 +14,8 @@ set -u
 HEAPSCOPE=$1 LIB=$2
 shift 2
 
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
+. "$(dirname "$0")/lib.sh"
+hs_need_bpf
 
 work=$(mktemp -d)
 dpid=""
@@ -30,24 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-started=0
-for _ in 1 2 3 4 5; do # a port in use: another one
-	port=$((20000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen "127.0.0.1:$port" \
-		2>"$work/daemon.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/daemon.err" && { started=1; break; }
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ $started = 1 ] && break
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q "BPF not available\|Operation not permitted" "$work/daemon.err" &&
-		skip "$(head -1 "$work/daemon.err")"
-done
-[ $started = 1 ] || { echo "FAIL: the daemon did not start:"; cat "$work/daemon.err"; exit 1; }
+hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies
 echo "daemon: $(grep 'listening on' "$work/daemon.err")"
 
 HS_EXPECT_COLLECTOR=1 "$@"
