@@ -499,16 +499,20 @@ def family_report(tmp, out):
     if hsr:
         g = geomean([r["vs_best"] for r in hsr])
         md.append(f"| heapscope (default period): time geo mean ≤ {spec['geo']:.2f} × the per-program "
-                  f"best peer | {fmt(g)} (rank {ranked.index(HS) + 1} of {len(ranked)}) | {yes(g <= spec['geo'])} |")
+                  f"best peer | {fmt(g)} (rank {ranked.index(HS) + 1} of {len(ranked)}) | "
+                  f"{yes(g <= spec['geo'] if math.isfinite(g) else None)} |")
         worst = max(hsr, key=lambda r: r["vs_best"])
         above = [f"{r['key'][0]} {fmt(r['vs_best'], 2)}" for r in hsr if r["vs_best"] > spec["worst"]]
         md.append(f"| no program above {spec['worst']:.2f} × its best peer | worst {worst['key'][0]} "
                   f"{fmt(worst['vs_best'], 2)}" + (f"; above: {', '.join(above)}" if above else "") +
-                  f" | {yes(not above)} |")
-        low = min((rss_g[p], p) for p in PEERS if p in rss_g)
-        md.append(f"| peak-RSS geo mean ≤ the lowest peer's | heapscope {fmt(rss_g.get(HS), 1)} MiB, "
-                  f"lowest peer {low[1]} {fmt(low[0], 1)} MiB ({fmt(rss_g.get(HS, float('nan')) / low[0])} ×); "
-                  f"per program vs the lowest peer {fmt(mg.get(HS))} | {yes(rss_g.get(HS, float('inf')) <= low[0])} |")
+                  f" | {yes(not above if math.isfinite(worst['vs_best']) else None)} |")
+        low = min(((rss_g[p], p) for p in PEERS if p in rss_g), default=None)
+        if low:
+            md.append(f"| peak-RSS geo mean ≤ the lowest peer's | heapscope {fmt(rss_g.get(HS), 1)} MiB, "
+                      f"lowest peer {low[1]} {fmt(low[0], 1)} MiB ({fmt(rss_g.get(HS, float('nan')) / low[0])} ×); "
+                      f"per program vs the lowest peer {fmt(mg.get(HS))} | {yes(rss_g.get(HS, float('inf')) <= low[0])} |")
+        else:
+            md.append("| peak-RSS geo mean ≤ the lowest peer's | no peer in this run | n/a |")
         g_off = geomean([r["vs_off"] for r in hsr])
         md.append(f"| default period within 0.5 % of sampling off (geo mean default / off) | "
                   f"{fmt(g_off, 4)} | {yes(g_off <= OFF_TARGET) if math.isfinite(g_off) else 'n/a'} |")
