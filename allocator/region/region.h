@@ -33,7 +33,8 @@
 /*
  * Reserve the region (256 GiB of address space, PROT_NONE until used,
  * smaller when refused, down to 1 GiB; MADV_NOHUGEPAGE on the whole of
- * it, so sampling never splits a VMA).  Not yet in use: hs_region_start does
+ * it, so sampling splits no VMA but around a sample over
+ * HS_REGION_HUGE_MIN, hs_pages_set_huge).  Not yet in use: hs_region_start does
  * that.  0 or -ENOMEM.  Start-up only (hs_sampling_init).
  */
 int hs_region_reserve(void);
