@@ -52,8 +52,8 @@ int hs_region_start(uint64_t cache_bytes, uint64_t *cached_mirror);
 /* The region [hs_sampled_start, + hs_sampled_size), defined here;
  * allocator/sampling.h declares them too, for the core's one compare
  * (hs_is_sampled).  Size 0 until hs_region_start succeeded. */
-extern uintptr_t hs_sampled_start;
-extern uintptr_t hs_sampled_size;
+extern HS_HIDDEN uintptr_t hs_sampled_start;
+extern HS_HIDDEN uintptr_t hs_sampled_size;
 
 /* The region lock (see above); the fork handlers take it first and
  * release it last.  Thread-safe. */
