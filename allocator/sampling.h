@@ -73,8 +73,8 @@ void *hs_sample_realloc_slow(hs_sampler_t *s, size_t requested, void *p);
 
 /* The sampled region [hs_sampled_start, hs_sampled_start + hs_sampled_size);
  * size is 0 until sampling is initialised. */
-extern uintptr_t hs_sampled_start;
-extern uintptr_t hs_sampled_size;
+extern HS_HIDDEN uintptr_t hs_sampled_start;
+extern HS_HIDDEN uintptr_t hs_sampled_size;
 
 /* One compare: is p inside the sampled region? */
 static inline bool hs_is_sampled(const void *p)

@@ -10,6 +10,11 @@
 #define HS_NOINLINE __attribute__((noinline))
 #define HS_COLD __attribute__((cold, noinline))
 #define HS_EXPORT __attribute__((visibility("default")))
+/* On the declaration of a global read by a fast path: the compiler then
+ * addresses it directly (sym(%rip)) instead of loading its address from
+ * the GOT, which the linker only turns into a lea, one instruction more
+ * per use (the definitions are hidden already, -fvisibility=hidden). */
+#define HS_HIDDEN __attribute__((visibility("hidden")))
 #define HS_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* heapscope pages: 8 KiB */

@@ -28,6 +28,11 @@ size_t hs_region_block_max(void)
 	return v > 0 ? (size_t)v : 0;
 }
 
+bool hs_region_wants_huge(size_t n)
+{
+	return n > HS_REGION_HUGE_MIN && n > hs_region_block_max();
+}
+
 void hs_region_block_account(uint32_t page, int sign)
 {
 	int64_t bytes = (int64_t)hs_pages_len(page) << HS_PAGE_SHIFT;

@@ -286,6 +286,40 @@ bool hs_pages_right_free(uint32_t e, unsigned k)
 	       hs_pg.meta[e].kind == k;
 }
 
+/* The whole huge pages inside the run of len pages at page: [*lo, *hi),
+ * addresses; false when it holds none. */
+static bool huge_part(uint32_t page, uint32_t len, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t s = hs_pg.base + ((uintptr_t)page << HS_PAGE_SHIFT);
+	uintptr_t e = s + ((uintptr_t)len << HS_PAGE_SHIFT);
+
+	*lo = (s + HS_HUGE_PAGE - 1) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
+	*hi = e & ~(uintptr_t)(HS_HUGE_PAGE - 1);
+	return *hi > *lo;
+}
+
+void hs_pages_set_huge(uint32_t page)
+{
+	uintptr_t lo, hi;
+
+	hs_assert(page < hs_pg.frontier && hs_pg.meta[page].tag == TAG_USED);
+	hs_pg.meta[page].kind = USED_HUGE;
+	if (huge_part(page, hs_pg.meta[page].len, &lo, &hi))
+		hs_os_hugepage((void *)lo, hi - lo);
+}
+
+void hs_pages_clear_huge(uint32_t page)
+{
+	uintptr_t lo, hi;
+
+	if (hs_pg.meta[page].kind != USED_HUGE)
+		return;
+	hs_pg.meta[page].kind = 0;
+	/* the region's flag again: its VMAs merge back into one */
+	if (huge_part(page, hs_pg.meta[page].len, &lo, &hi))
+		hs_os_nohugepage((void *)lo, hi - lo);
+}
+
 uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 {
 	uint64_t need = (uint64_t)n + align_pages - 1;
@@ -357,6 +391,8 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 	}
 	hs_pg.meta[page].len = n;
 	hs_pg.in_use += need;
+	if (hs_pg.meta[page].kind == USED_HUGE)
+		hs_pages_set_huge(page); /* the grown part too */
 	return true;
 }
 

@@ -22,6 +22,8 @@
 #include "base/hs_common.h"
 
 #define HS_PAGES_NONE UINT32_MAX
+/* The transparent huge page of x86-64 and arm64 (4 KiB base pages). */
+#define HS_HUGE_PAGE ((size_t)2 << 20)
 
 /* Set up the allocator over [base, base + npages pages) (base aligned to
  * the largest supported alignment, 1 GiB), keeping up to cache_pages
@@ -43,6 +45,17 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot);
  * True when the run now has >= n pages (also when it had already);
  * false, unchanged, when its right neighbour is in use or too short. */
 bool hs_pages_extend(uint32_t page, uint32_t n);
+
+/* The run in use starting at page gets transparent huge pages: its whole
+ * huge pages (HS_HUGE_PAGE, 2 MiB, aligned) are advised MADV_HUGEPAGE,
+ * also those it gains by hs_pages_extend, and given the region's
+ * MADV_NOHUGEPAGE back when it is freed (hs_pages_clear_huge), so the
+ * region's VMAs merge again.  Splits the region's VMA while the run
+ * lives: only for runs as big as the page heap's own huge-page mappings
+ * (hs_region_wants_huge). */
+void hs_pages_set_huge(uint32_t page);
+/* Undo hs_pages_set_huge (no-op for a run without it). */
+void hs_pages_clear_huge(uint32_t page);
 
 /* Tag the run in use starting at page with another registry slot. */
 void hs_pages_set_slot(uint32_t page, uint32_t slot);

@@ -156,6 +156,7 @@ void hs_pages_free(uint32_t page)
 	uint32_t n = hs_pg.meta[page].len;
 
 	hs_assert(page < hs_pg.frontier && hs_pg.meta[page].tag == TAG_USED);
+	hs_pages_clear_huge(page);
 	hs_pg.meta[page] = (struct page_meta){0};
 	hs_pg.in_use -= n;
 	uint64_t limit = hs_pages_cache_limit();

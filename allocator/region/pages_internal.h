@@ -16,12 +16,15 @@
 
 enum { TAG_NONE = 0, TAG_USED, TAG_FREE_HEAD, TAG_FREE_TAIL };
 enum { COLD = 0, WARM = 1, NKINDS = 2 };
+enum { USED_HUGE = 1 }; /* kind of a TAG_USED head */
 
 /*
  * TAG_USED:      len = pages, a = registry slot (or the caller's tag),
  *                older, newer = first page and count of the pages that
  *                may hold old data (the rest came decommitted or never
- *                used and reads as zeros)
+ *                used and reads as zeros); kind = USED_HUGE when its
+ *                whole huge pages are advised MADV_HUGEPAGE
+ *                (hs_pages_set_huge), else 0
  * TAG_FREE_HEAD: len = pages, a = next, b = prev in its bucket list;
  *                warm runs also: older / newer in the LRU list
  * TAG_FREE_TAIL: len = index of the run's head page (runs of 2+ pages)

@@ -4,10 +4,11 @@
  *
  * The region is reserved once (256 GiB of address space, PROT_NONE,
  * MADV_NOHUGEPAGE on the whole of it) and made writable front to back as
- * it is used (region/pages.c), so it is at most two VMAs, strict
- * overcommit charges only what was used, and the kernel refuses a block
- * it could not back; free recognises a pointer in it with one compare
- * (hs_is_sampled).
+ * it is used (region/pages.c), so it is at most two VMAs (and two more
+ * per live sample over 64 MiB, which gets transparent huge pages as the
+ * page heap would give it: hs_pages_set_huge), strict overcommit charges
+ * only what was used, and the kernel refuses a block it could not back;
+ * free recognises a pointer in it with one compare (hs_is_sampled).
  * Every block in it owns whole 8 KiB pages (region/pages.c) and
  * starts at its first page; freed pages stay committed in a bounded
  * cache and are reused first.  Two kinds of blocks share those pages:

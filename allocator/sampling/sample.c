@@ -92,6 +92,7 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	uint32_t depth, slot, page, old_slot;
 	uint64_t seq, t;
 	void *proxy = NULL, *old_proxy = NULL, *p;
+	bool huge;
 
 	if (align > HS_REGION_ALIGN)
 		return NULL;
@@ -103,6 +104,16 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	if (bytes > hs_sampled_size || npages > UINT32_MAX / 2)
 		return NULL;
 	align_pages = align > HS_PAGE_SIZE ? align >> HS_PAGE_SHIFT : 1;
+	/* whole huge pages, as the page heap maps such a block: the tail
+	 * too (sort fills its buffer from both ends) */
+	huge = hs_region_wants_huge(bytes);
+	if (huge) {
+		size_t hp = HS_HUGE_PAGE >> HS_PAGE_SHIFT;
+
+		npages = (npages + hp - 1) & ~(hp - 1);
+		if (align_pages < hp)
+			align_pages = hp;
+	}
 	if (wants_proxy(r, a)) {
 		proxy = hs_alloc_unsampled(r, align);
 		if (!proxy)
@@ -134,6 +145,8 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 		}
 		p = hs_region_addr(page);
 	}
+	if (huge)
+		hs_pages_set_huge(page);
 	rec = hs_registry_record(slot);
 	rec->ptr = (uintptr_t)p;
 	rec->requested = r;
