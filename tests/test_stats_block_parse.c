@@ -153,7 +153,8 @@ static void test_bad_headers(void **state)
 		assert_int_equal(parse(m, &s), -EBADMSG);                      \
 	} while (0)
 	BAD(m->b.magic ^= 1);
-	BAD(m->b.version = 2);
+	BAD(m->b.version = HEAPSCOPE_STATS_VERSION + 1);
+	BAD(m->b.version = 0);
 	BAD(m->b.header_size = sizeof(m->b) - 8);
 	BAD(m->b.value_count = HEAPSCOPE_STAT_V1_COUNT - 1);
 	BAD(m->b.value_count = HEAPSCOPE_STATS_MAX_VALUES + 1);
