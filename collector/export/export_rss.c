@@ -35,6 +35,7 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		", \"region_cached_bytes\": %" PRIu64
 		", \"span_waste_bytes\": %" PRIu64 ", \"large_bytes\": %" PRIu64
 		", \"large_resident_bytes\": %" PRIu64
+		", \"large_span_resident_bytes\": %" PRIu64
 		", \"large_swapped_bytes\": %" PRIu64
 		", \"sampled_pages_bytes\": %" PRIu64
 		", \"registry_bytes\": %" PRIu64
@@ -52,7 +53,8 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		t->sampled_measured ? "true" : "false", t->thread_cache_bytes,
 		t->central_free_bytes, t->pageheap_free_bytes,
 		t->region_cached_bytes, t->span_waste_bytes, t->large_bytes,
-		t->large_resident_bytes, t->large_swapped_bytes,
+		t->large_resident_bytes, t->large_span_resident,
+		t->large_swapped_bytes,
 		t->sampled_pages_bytes, t->registry_bytes,
 		t->unwind_cache_bytes, t->metadata_reserved_bytes,
 		t->live_samples, t->thread_caches_walked);

@@ -3,8 +3,8 @@
  * target.h - collector/target/: the process and what the collector reads
  * of it from outside (no BPF): the object that carries the probes, its
  * USDT notes, its registry of live samples, its allocator's statistics
- * block, its /proc identity, its memory cgroup and how near its limit
- * that is.  Attaching
+ * block and heap map (resident large blocks), its /proc identity, its
+ * memory cgroup and how near its limit that is.  Attaching
  * the BPF programs is attach.h.  Functions return 0 or -errno unless
  * stated; none is thread-safe unless stated (the collector calls them
  * from one thread, or under the daemon's lock).
