@@ -12,3 +12,12 @@ if(HEAPSCOPE_BUILD_COLLECTOR)
   target_link_libraries(test_oom_pick PRIVATE hs_collector_core ${CMOCKA_LIB})
   add_test(NAME daemon_oom_pick COMMAND test_oom_pick)
 endif()
+
+if(HEAPSCOPE_BUILD_COLLECTOR)
+  add_test(NAME daemon_oom_psi_pick
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_oom_psi_pick.sh
+      $<TARGET_FILE:heapscope_cli> $<TARGET_FILE:heapscope>
+      $<TARGET_FILE:oom_grow> $<TARGET_FILE:hold_100mib>)
+  set_tests_properties(daemon_oom_psi_pick PROPERTIES SKIP_RETURN_CODE 77
+    TIMEOUT 180 LABELS "e2e;root;bpf;daemon;collector;cgroup")
+endif()
