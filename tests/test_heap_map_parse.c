@@ -194,37 +194,31 @@ static void test_bad_spans(void **state)
 	mem.m.large_count = 10;
 	mem.spans[1].next = ADDR(spans[0]);
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r),
-			 -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
 	/* longer than stated */
 	make_good();
 	mem.m.large_count = 1;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r),
-			 -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
 	/* a span beyond the address space, an empty one, a huge one */
 	make_good();
 	mem.spans[1].start = HS_HEAP_MAP_MAX_ADDR >> 13;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r),
-			 -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
 	make_good();
 	mem.spans[1].npages = 0;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r),
-			 -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
 	make_good();
 	mem.spans[1].npages = HS_HEAP_MAP_MAX_SPAN_PAGES + 1;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r),
-			 -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
 	/* a link outside the memory: the reader's error */
 	make_good();
 	mem.m.large_count = 3;
 	mem.spans[1].next = 0x20000000ull;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r),
-			 -EFAULT);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EFAULT);
 	close(fd);
 }
 

@@ -20,8 +20,8 @@
 
 static struct hs_oom_cand cand(double inuse, uint64_t usage, uint64_t limit)
 {
-	return (struct hs_oom_cand){.inuse = inuse, .usage = usage,
-				    .limit = limit, .cooled = true};
+	return (struct hs_oom_cand){
+		.inuse = inuse, .usage = usage, .limit = limit, .cooled = true};
 }
 
 static void test_near_beats_large(void **state)

@@ -85,11 +85,10 @@ int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 	hs_pg.base = region;
 	hs_pg.frontier = 0;
 	hs_pg.warm_limit = cache_pages;
-	hs_stats_publish_runs(region, (uint64_t)(uintptr_t)hs_pg.meta, pages,
-			      &hs_pg.frontier, sizeof(struct page_meta),
-			      offsetof(struct page_meta, tag),
-			      offsetof(struct page_meta, len), TAG_USED,
-			      TAG_FREE_HEAD);
+	hs_stats_publish_runs(
+		region, (uint64_t)(uintptr_t)hs_pg.meta, pages, &hs_pg.frontier,
+		sizeof(struct page_meta), offsetof(struct page_meta, tag),
+		offsetof(struct page_meta, len), TAG_USED, TAG_FREE_HEAD);
 	return 0;
 }
 

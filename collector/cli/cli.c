@@ -216,8 +216,8 @@ const char *hs_cli__pid_accepts(void)
 int hs_cli__parse_lib(const char *cmd, const struct hs_cli_opt *opts, int key,
 		      const char *s, const char **out)
 {
-	const unsigned probes = HS_NOTE_HEAPSCOPE | HS_NOTE_OTEL_ALLOC |
-				HS_NOTE_DD_ALLOC;
+	const unsigned probes =
+		HS_NOTE_HEAPSCOPE | HS_NOTE_OTEL_ALLOC | HS_NOTE_DD_ALLOC;
 	struct stat st;
 	char q[80];
 

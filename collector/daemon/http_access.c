@@ -213,11 +213,12 @@ int hs_http__target_pid(struct hs_daemon *d, struct MHD_Connection *c,
 						       "comm");
 	int found = 0;
 
-	if (spid)
-		return strlen(spid) > 10 ||
-				       hs_cli__parse_long(spid, 1, INT32_MAX, pid)
-			       ? -EINVAL
-			       : 0;
+	if (spid) {
+		if (strlen(spid) > 10 ||
+		    hs_cli__parse_long(spid, 1, INT32_MAX, pid))
+			return -EINVAL;
+		return 0;
+	}
 	if (!comm || !*comm || strlen(comm) >= 16)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);

@@ -295,10 +295,11 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
 		     parse_output(c, &fmt)))
 		err = -EINVAL;
 	if (err)
-		return hs_http__target_error(d, c, err,
-				    "usage: /debug/pprof/heap[?pid=N|comm=NAME]"
-				    "[&seconds=1..300][&debug=0|1]"
-				    "[&format=pprof|folded|text]");
+		return hs_http__target_error(
+			d, c, err,
+			"usage: /debug/pprof/heap[?pid=N|comm=NAME]"
+			"[&seconds=1..300][&debug=0|1]"
+			"[&format=pprof|folded|text]");
 	if (host)
 		return hs_http__host_profile(d, c, who, false, secs, fmt);
 	/* before following it: nothing of another user's process is read */

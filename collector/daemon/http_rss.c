@@ -2,8 +2,8 @@
 /*
  * http_rss.c - where a followed process's RSS went, over HTTP:
  *
- *   /debug/heapscope/rss?pid=N|comm=NAME   JSON (export/export_rss.c), the table
- *                                profiles/rss.c reads
+ *   /debug/heapscope/rss?pid=N|comm=NAME
+ *       JSON (export/export_rss.c), the table profiles/rss.c reads
  *
  * and the same figures as per-process Prometheus families for /metrics
  * (http_metrics.c calls hs_http__rss_collect under the daemon lock and
@@ -85,7 +85,8 @@ enum MHD_Result hs_http__rss(struct hs_daemon *d, struct MHD_Connection *c,
 	err = hs_http__target_pid(d, c, who, &pid);
 	if (err)
 		return hs_http__target_error(
-			d, c, err, "usage: /debug/heapscope/rss?pid=N|comm=NAME");
+			d, c, err,
+			"usage: /debug/heapscope/rss?pid=N|comm=NAME");
 	/* before following it: nothing of another user's process is read */
 	err = hs_http__may_read(who, (pid_t)pid, &start);
 	if (err)

@@ -136,12 +136,12 @@ void hs_oom__stop(struct hs_daemon *d);
 
 /* A followed process as a PSI wake-up sees it. */
 struct hs_oom_cand {
-	double inuse;	      /* its heap profile's in-use estimate, bytes */
+	double inuse;	       /* its heap profile's in-use estimate, bytes */
 	uint64_t usage, limit; /* its memory cgroup's; limit 0: none known
 				* (no cgroup, unreadable, or unlimited v1) */
-	bool cooled;	      /* out of its cooldown when the period began */
-	bool captured;	      /* snapshotted in this period already
-			       * (over --oom-threshold) */
+	bool cooled;	       /* out of its cooldown when the period began */
+	bool captured;	       /* snapshotted in this period already
+				* (over --oom-threshold) */
 };
 
 /*

@@ -16,8 +16,8 @@ long hs_oom__psi_pick(const struct hs_oom_cand *c, size_t n)
 			continue;
 		/* >=: of equal ratios, the later one (the order is the
 		 * daemon's table's, arbitrary) */
-		if (c[i].limit && (double)c[i].usage >=
-					  best_ratio * (double)c[i].limit) {
+		if (c[i].limit &&
+		    (double)c[i].usage >= best_ratio * (double)c[i].limit) {
 			near = (long)i;
 			best_ratio = (double)c[i].usage / (double)c[i].limit;
 		}

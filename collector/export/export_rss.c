@@ -48,16 +48,15 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		t->anon_bytes, t->heap_in_use_allocated,
 		t->parts[HS_RSS_HEAP_IN_USE], t->inuse_estimate,
 		t->large_measured ? "true" : "false", t->anon_outside_bytes,
-		t->unresident_bytes,
-		t->consistent ? "true" : "false",
+		t->unresident_bytes, t->consistent ? "true" : "false",
 		t->sampled_measured ? "true" : "false", t->thread_cache_bytes,
 		t->central_free_bytes, t->pageheap_free_bytes,
 		t->region_cached_bytes, t->span_waste_bytes, t->large_bytes,
 		t->large_resident_bytes, t->large_span_resident,
-		t->large_swapped_bytes,
-		t->sampled_pages_bytes, t->registry_bytes,
-		t->unwind_cache_bytes, t->metadata_reserved_bytes,
-		t->live_samples, t->thread_caches_walked);
+		t->large_swapped_bytes, t->sampled_pages_bytes,
+		t->registry_bytes, t->unwind_cache_bytes,
+		t->metadata_reserved_bytes, t->live_samples,
+		t->thread_caches_walked);
 	return ferror(f) ? -EIO : 0;
 }
 

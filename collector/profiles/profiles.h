@@ -374,8 +374,8 @@ struct hs_rss_table {
 	uint64_t large_resident_bytes; /* of large_bytes, resident */
 	uint64_t large_span_resident;  /* of that, page-heap spans' */
 	uint64_t large_swapped_bytes;  /* large blocks' pages swapped out */
-	int heap_map_error; /* 0: large blocks measured; else why not
-			     * (-ENOENT: a version-1 library) */
+	int heap_map_error;	       /* 0: large blocks measured; else why not
+					* (-ENOENT: a version-1 library) */
 	bool consistent;       /* the counters came from two agreeing copies */
 	bool sampled_measured; /* sampling_cost's pages measured resident */
 	bool large_measured;   /* large_resident_bytes measured (pagemap) */

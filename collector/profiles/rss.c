@@ -93,11 +93,10 @@ void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
 	t->heap_in_use_allocated =
 		small_out - t->thread_cache_bytes + t->large_bytes;
 	t->large_measured = large_resident >= 0;
-	t->large_resident_bytes =
-		large_resident < 0 ? t->large_bytes
-		: (uint64_t)large_resident < t->large_bytes
-			? (uint64_t)large_resident
-			: t->large_bytes;
+	t->large_resident_bytes = large_resident < 0 ? t->large_bytes
+				  : (uint64_t)large_resident < t->large_bytes
+					  ? (uint64_t)large_resident
+					  : t->large_bytes;
 	p[HS_RSS_HEAP_IN_USE] =
 		small_out - t->thread_cache_bytes + t->large_resident_bytes;
 	/* central lists and transfer caches are free objects the heap

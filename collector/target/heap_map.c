@@ -52,8 +52,8 @@ int hs_heap_map__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 		return -EBADMSG;
 	if (!m->region_base)
 		return 0;
-	region_end = m->region_base +
-		     ((uint64_t)m->region_pages << m->page_shift);
+	region_end =
+		m->region_base + ((uint64_t)m->region_pages << m->page_shift);
 	if (m->region_base % (1ull << m->page_shift) ||
 	    m->region_pages > HS_HEAP_MAP_MAX_REGION_PAGES ||
 	    region_end > HS_HEAP_MAP_MAX_ADDR || !m->run_meta ||
@@ -61,8 +61,10 @@ int hs_heap_map__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 	    m->run_frontier_addr % 4 ||
 	    m->run_frontier_addr >= HS_HEAP_MAP_MAX_ADDR ||
 	    m->run_entry_size < 8 || m->run_entry_size > 256 ||
-	    m->run_tag_offset % 2 || m->run_tag_offset + 2 > m->run_entry_size ||
-	    m->run_len_offset % 4 || m->run_len_offset + 4 > m->run_entry_size ||
+	    m->run_tag_offset % 2 ||
+	    m->run_tag_offset + 2 > m->run_entry_size ||
+	    m->run_len_offset % 4 ||
+	    m->run_len_offset + 4 > m->run_entry_size ||
 	    m->run_tag_used == m->run_tag_free)
 		return -EBADMSG;
 	return 0;
@@ -191,8 +193,8 @@ static int walk_runs(hs_mem_read_fn rd, void *ctx, int pm_fd, uint64_t *buf,
 		e = chunk + (size_t)(i - lo) * es;
 		memcpy(&tag, e + m->run_tag_offset, sizeof(tag));
 		memcpy(&len, e + m->run_len_offset, sizeof(len));
-		if ((tag != m->run_tag_used && tag != m->run_tag_free) || !len ||
-		    len > frontier - i) {
+		if ((tag != m->run_tag_used && tag != m->run_tag_free) ||
+		    !len || len > frontier - i) {
 			i++; /* an interior page, or an entry being changed */
 			continue;
 		}

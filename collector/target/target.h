@@ -175,10 +175,10 @@ int hs_stats_block__read_mem(void *ctx, uint64_t addr, void *dst, size_t len);
 /* -------------------------------------------------------- "heap_map.c" */
 
 /* Bounds on what a heap map may describe (more is corrupt). */
-#define HS_HEAP_MAP_MAX_LARGE (1u << 22)   /* large spans on the list */
+#define HS_HEAP_MAP_MAX_LARGE (1u << 22)	/* large spans on the list */
 #define HS_HEAP_MAP_MAX_SPAN_PAGES (1ull << 33) /* HS_LARGE_MAX / 8 KiB */
 #define HS_HEAP_MAP_MAX_REGION_PAGES (1u << 26) /* 512 GiB of 8 KiB */
-#define HS_HEAP_MAP_MAX_ADDR (1ull << 57)  /* user addresses, 5-level */
+#define HS_HEAP_MAP_MAX_ADDR (1ull << 57)	/* user addresses, 5-level */
 
 /* The resident memory of a target's in-use large blocks, measured. */
 struct hs_heap_resident {

@@ -75,8 +75,7 @@ int main(void)
 	for (int i = 0; i <= NBIG; i++)
 		res += resident(big[i], len[i]);
 	printf("ready %llu %llu %llu\n", (unsigned long long)res,
-	       (unsigned long long)bytes,
-	       (unsigned long long)NSMALL * SMALL);
+	       (unsigned long long)bytes, (unsigned long long)NSMALL * SMALL);
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
