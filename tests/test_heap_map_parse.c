@@ -6,7 +6,8 @@
  * and of the region's used runs (free runs and torn entries skipped) are
  * the present entries written here; swapped entries are counted apart;
  * every header field out of bounds, a span list that loops or is longer
- * than stated, and a span beyond the address space are refused.
+ * than stated, a span beyond the address space, and more blocks than the
+ * caller's budget are refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -26,6 +27,7 @@
 #define SPAN_B 0x40100000ull
 #define REGION 0x80000000ull
 #define NPAGES 16
+#define BUDGET (1ull << 30)
 
 struct fake_span {
 	uint64_t start, npages, next, pad;
@@ -130,7 +132,7 @@ static void test_resident(void **state)
 	(void)state;
 	make_good();
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), 0);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), 0);
 	assert_int_equal(r.spans, 2);
 	assert_int_equal(r.span_bytes, 6 * 8192);
 	assert_int_equal(r.span_resident, (5 + 4) * 4096);
@@ -142,8 +144,13 @@ static void test_resident(void **state)
 	/* a frontier beyond the region is cut to it: the runs stay */
 	mem.frontier = 1000;
 	mem.runs[6].len = 1;
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), 0);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), 0);
 	assert_int_equal(r.run_bytes, 6 * 8192);
+	/* more blocks than the statistics allow: refused, not walked */
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, 8 * 8192, &r),
+			 -E2BIG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, 5 * 8192, &r),
+			 -E2BIG);
 	close(fd);
 }
 
@@ -194,31 +201,31 @@ static void test_bad_spans(void **state)
 	mem.m.large_count = 10;
 	mem.spans[1].next = ADDR(spans[0]);
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), -EBADMSG);
 	/* longer than stated */
 	make_good();
 	mem.m.large_count = 1;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), -EBADMSG);
 	/* a span beyond the address space, an empty one, a huge one */
 	make_good();
 	mem.spans[1].start = HS_HEAP_MAP_MAX_ADDR >> 13;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), -EBADMSG);
 	make_good();
 	mem.spans[1].npages = 0;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), -EBADMSG);
 	make_good();
 	mem.spans[1].npages = HS_HEAP_MAP_MAX_SPAN_PAGES + 1;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EBADMSG);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), -EBADMSG);
 	/* a link outside the memory: the reader's error */
 	make_good();
 	mem.m.large_count = 3;
 	mem.spans[1].next = 0x20000000ull;
 	assert_int_equal(hs_heap_map__read(rd, NULL, BASE, &m), 0);
-	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, &r), -EFAULT);
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r), -EFAULT);
 	close(fd);
 }
 

@@ -218,6 +218,9 @@ static int read_rollup(pid_t pid, uint64_t *rss, uint64_t *anon)
 	return found == 3 ? 0 : -ESRCH;
 }
 
+/* Bytes of blocks the heap map may name beyond the counters' (races). */
+#define HEAP_MAP_SLACK ((uint64_t)256 << 20)
+
 /* The most pages of one sample measured (1 GiB). */
 #define MAX_SAMPLE_PAGES (1u << 18)
 
@@ -281,12 +284,21 @@ static int large_resident(pid_t pid, int mem_fd,
 			  const struct hs_stats_snapshot *s,
 			  struct hs_heap_resident *r)
 {
+	const uint64_t *v = s->v;
 	struct heapscope_heap_map m;
+	uint64_t budget;
 	char path[64];
 	int pm, err;
 
 	if (!s->heap_map_addr)
 		return -ENOENT;
+	/* The blocks the map may name: the large ones and every sample's
+	 * pages, as counted a moment ago, with a margin for the program's
+	 * allocations between the reads. */
+	budget = v[HEAPSCOPE_STAT_PAGEHEAP_LARGE_BYTES] +
+		 v[HEAPSCOPE_STAT_REGION_LARGE_BYTES] +
+		 v[HEAPSCOPE_STAT_PAGES_BYTES];
+	budget += budget / 4 + HEAP_MAP_SLACK;
 	err = hs_heap_map__read(hs_stats_block__read_mem, &mem_fd,
 				s->heap_map_addr, &m);
 	if (err)
@@ -296,7 +308,7 @@ static int large_resident(pid_t pid, int mem_fd,
 	if (pm < 0)
 		return -errno;
 	err = hs_heap_map__resident(hs_stats_block__read_mem, &mem_fd, pm, &m,
-				    r);
+				    budget, r);
 	close(pm);
 	return err;
 }

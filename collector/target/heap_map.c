@@ -137,6 +137,10 @@ static int walk_spans(hs_mem_read_fn rd, void *ctx, int pm_fd, uint64_t *buf,
 		}
 		addr = start << 13;
 		out->span_bytes += npages << 13;
+		if (out->span_bytes > out->budget) {
+			err = -E2BIG;
+			goto out;
+		}
 		err = measure(pm_fd, buf, addr, npages << 13,
 			      &out->span_resident, &out->swapped);
 		if (err)
@@ -202,6 +206,10 @@ static int walk_runs(hs_mem_read_fn rd, void *ctx, int pm_fd, uint64_t *buf,
 			uint64_t bytes = (uint64_t)len << 13;
 
 			out->run_bytes += bytes;
+			if (out->span_bytes + out->run_bytes > out->budget) {
+				err = -E2BIG;
+				goto out;
+			}
 			out->runs++;
 			err = measure(pm_fd, buf,
 				      m->region_base + ((uint64_t)i << 13),
@@ -217,13 +225,14 @@ out:
 }
 
 int hs_heap_map__resident(hs_mem_read_fn rd, void *rd_ctx, int pagemap_fd,
-			  const struct heapscope_heap_map *m,
+			  const struct heapscope_heap_map *m, uint64_t budget,
 			  struct hs_heap_resident *out)
 {
 	uint64_t *buf = malloc(PM_CHUNK * sizeof(*buf));
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	out->budget = budget;
 	if (!buf)
 		return -ENOMEM;
 	err = walk_spans(rd, rd_ctx, pagemap_fd, buf, m, out);

@@ -187,6 +187,7 @@ struct hs_heap_resident {
 	uint64_t run_bytes, run_resident;   /* the region's used runs */
 	uint64_t runs;			    /* used runs walked */
 	uint64_t swapped;		    /* of both, pages swapped out */
+	uint64_t budget;		    /* the most bytes walked */
 };
 
 /*
@@ -206,12 +207,15 @@ int hs_heap_map__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
  * (read once; a run whose entry is torn by a concurrent change is
  * skipped page by page), and read each block's entries of the target's
  * /proc/PID/pagemap, open at pagemap_fd (bit 63: present; bit 62:
- * swapped).  Bytes into *out.  -EBADMSG: a span out of bounds, a cycle,
- * a list longer than stated; -EIO: pagemap unreadable; or the reader's
- * error.  Thread-safe (no global state).
+ * swapped).  budget: the most bytes of blocks to walk (what the
+ * statistics block says is in use, with a margin: a hostile map cannot
+ * make the collector read terabytes of pagemap).  Bytes into *out.
+ * -EBADMSG: a span out of bounds, a cycle, a list longer than stated;
+ * -E2BIG: more blocks than the budget; -EIO: pagemap unreadable; or the
+ * reader's error.  Thread-safe (no global state).
  */
 int hs_heap_map__resident(hs_mem_read_fn rd, void *rd_ctx, int pagemap_fd,
-			  const struct heapscope_heap_map *m,
+			  const struct heapscope_heap_map *m, uint64_t budget,
 			  struct hs_heap_resident *out);
 
 /* -------------------------------------------------------- "procinfo.c" */
