@@ -153,14 +153,14 @@ row 2 "too many --listen (at most 4)" daemon --listen 127.0.0.1:1 \
 	--listen 127.0.0.1:2 --listen 127.0.0.1:3 --listen 127.0.0.1:4 \
 	--listen 127.0.0.1:5
 libs=()
-for _ in $(seq 1 17); do libs+=(--lib "$HEAPSCOPE"); done
+for _ in $(seq 1 17); do libs+=(--lib /dev/null); done
 row 2 "too many --lib (at most 16)" daemon "${libs[@]}"
 row 2 "invalid --provider 'x';auto, heapscope, otel_memory or ddheap" \
 	daemon --provider x
 row 2 "cannot read --lib /nonexistent/lib.so" daemon --lib /nonexistent/lib.so
 row 2 "option '--lib' needs a value" daemon --lib
 row 2 "--dump-dir /nonexistent is not a writable directory" \
-	daemon --lib "$HEAPSCOPE" --dump-dir /nonexistent
+	daemon --lib /dev/null --dump-dir /nonexistent
 row 2 "ambiguous option '--l';--lib, --listen" daemon --l x
 row 2 "unknown option '--port'" daemon --port 6060
 row 2 "option '--verbose' takes no value" daemon --verbose=1
@@ -174,7 +174,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	row 1 "process $$ maps no libheapscope" rate -p $$ 1M
 	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	row 1 "must run as root;CAP_BPF" record -p 1
-	row 1 "must run as root;CAP_BPF" daemon --lib /bin/sh \
+	row 1 "must run as root;CAP_BPF" daemon --lib /dev/null \
 		--listen 127.0.0.1:1
 	row 1 "cannot inspect process 1;CAP_SYS_PTRACE" rate -p 1 1M
 	# usage errors are found before the privilege check

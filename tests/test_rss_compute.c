@@ -6,7 +6,9 @@
  * formulas of docs/profiles.md), parts summing to RSS, committed but not
  * resident bytes taken off free memory, metadata and sampling cost in
  * that order and never off heap_in_use, measured sample residency
- * replacing the counter.
+ * replacing the counter, measured large-block residency making the part
+ * heap_in_use while the exact count stays beside it, the central lists
+ * in heap_free_committed (not thread_caches).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,11 +63,14 @@ static void test_parts(void **state)
 
 	(void)state;
 	snapshot(&s);
-	hs_rss__compute(&s, rss, anon, anon, -1, &t);
+	hs_rss__compute(&s, rss, anon, anon, -1, -1, &t);
 	/* (10 - 1 - 2 - 1) small + 25 large */
 	assert_int_equal(t.parts[HS_RSS_HEAP_IN_USE], 31 * MiB);
-	assert_int_equal(t.parts[HS_RSS_HEAP_FREE_COMMITTED], 5 * MiB);
-	assert_int_equal(t.parts[HS_RSS_THREAD_CACHES], 3 * MiB);
+	assert_int_equal(t.heap_in_use_allocated, 31 * MiB);
+	assert_false(t.large_measured);
+	/* page heap 3, region cache 1, tails 1, central lists 2 */
+	assert_int_equal(t.parts[HS_RSS_HEAP_FREE_COMMITTED], 7 * MiB);
+	assert_int_equal(t.parts[HS_RSS_THREAD_CACHES], 1 * MiB);
 	assert_int_equal(t.parts[HS_RSS_ALLOCATOR_METADATA], 2 * MiB);
 	/* 6 - 4 pages, records, unwind cache */
 	assert_int_equal(t.parts[HS_RSS_SAMPLING_COST], 2 * MiB + reg + 131072);
@@ -77,7 +82,7 @@ static void test_parts(void **state)
 	assert_int_equal(t.unresident_bytes, 0);
 	assert_int_equal(t.inuse_estimate, 31 * MiB);
 	/* measured residency of the samples replaces the counter */
-	hs_rss__compute(&s, rss, anon, anon, 4096, &t);
+	hs_rss__compute(&s, rss, anon, anon, 4096, -1, &t);
 	assert_int_equal(t.parts[HS_RSS_SAMPLING_COST], 4096 + reg + 131072);
 	assert_true(t.sampled_measured);
 }
@@ -93,17 +98,17 @@ static void test_unresident(void **state)
 	/* 40 MiB anonymous, of which 1 MiB is certainly not the
 	 * allocator's: its 43 MiB + reg + unwind are 4 MiB + reg + unwind
 	 * too many; 5 MiB of free memory absorb them */
-	hs_rss__compute(&s, 45 * MiB, 40 * MiB, 39 * MiB, -1, &t);
+	hs_rss__compute(&s, 45 * MiB, 40 * MiB, 39 * MiB, -1, -1, &t);
 	assert_int_equal(t.unresident_bytes, 4 * MiB + reg + 131072);
 	assert_int_equal(t.parts[HS_RSS_HEAP_FREE_COMMITTED],
-			 1 * MiB - reg - 131072);
+			 3 * MiB - reg - 131072);
 	assert_int_equal(t.parts[HS_RSS_ALLOCATOR_METADATA], 2 * MiB);
 	assert_int_equal(t.parts[HS_RSS_OTHER_ANONYMOUS], 1 * MiB);
 	assert_int_equal(t.anon_outside_bytes, 1 * MiB);
 	assert_int_equal(sum(&t), 45 * MiB);
 	/* 32 MiB: free, metadata, sampling cost, caches go; heap_in_use
 	 * stays exact and the sum exceeds RSS by what remains */
-	hs_rss__compute(&s, 32 * MiB, 30 * MiB, 30 * MiB, -1, &t);
+	hs_rss__compute(&s, 32 * MiB, 30 * MiB, 30 * MiB, -1, -1, &t);
 	assert_int_equal(t.parts[HS_RSS_HEAP_IN_USE], 31 * MiB);
 	assert_int_equal(t.parts[HS_RSS_HEAP_FREE_COMMITTED], 0);
 	assert_int_equal(t.parts[HS_RSS_ALLOCATOR_METADATA], 0);
@@ -112,9 +117,37 @@ static void test_unresident(void **state)
 	assert_int_equal(t.parts[HS_RSS_OTHER_ANONYMOUS], 0);
 	assert_int_equal(sum(&t), 33 * MiB);
 	/* anonymous beyond RSS (two reads apart) is cut to RSS */
-	hs_rss__compute(&s, 50 * MiB, 60 * MiB, 60 * MiB, -1, &t);
+	hs_rss__compute(&s, 50 * MiB, 60 * MiB, 60 * MiB, -1, -1, &t);
 	assert_int_equal(t.parts[HS_RSS_FILE_BACKED], 0);
 	assert_int_equal(sum(&t), 50 * MiB);
+}
+
+/* 25 MiB of large blocks of which 5 MiB are resident (measured): the
+ * part counts 6 MiB of small objects and the 5 MiB, the exact count keeps
+ * 31 MiB, and with 20 MiB less in the parts they fit RSS again. */
+static void test_large_resident(void **state)
+{
+	struct hs_stats_snapshot s;
+	struct hs_rss_table t;
+	const uint64_t reg = 10 * (600 + 40 + 4);
+
+	(void)state;
+	snapshot(&s);
+	hs_rss__compute(&s, 32 * MiB, 30 * MiB, 30 * MiB, -1, 5 * MiB, &t);
+	assert_true(t.large_measured);
+	assert_int_equal(t.parts[HS_RSS_HEAP_IN_USE], 11 * MiB);
+	assert_int_equal(t.heap_in_use_allocated, 31 * MiB);
+	assert_int_equal(t.large_resident_bytes, 5 * MiB);
+	/* 11 + 7 + 1 + 2 + 2 MiB + reg + unwind = 23 MiB + ...: all fit
+	 * in 30 MiB anonymous */
+	assert_int_equal(t.unresident_bytes, 0);
+	assert_int_equal(t.parts[HS_RSS_OTHER_ANONYMOUS],
+			 7 * MiB - reg - 131072);
+	assert_int_equal(sum(&t), 32 * MiB);
+	/* a measurement above the count (racy reads) is cut to it */
+	hs_rss__compute(&s, 60 * MiB, 55 * MiB, 55 * MiB, -1, 40 * MiB, &t);
+	assert_int_equal(t.large_resident_bytes, 25 * MiB);
+	assert_int_equal(t.parts[HS_RSS_HEAP_IN_USE], 31 * MiB);
 }
 
 int main(void)
@@ -122,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parts),
 		cmocka_unit_test(test_unresident),
+		cmocka_unit_test(test_large_resident),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,6 +137,18 @@ static void test_good(void **state)
 	m->b.values[HEAPSCOPE_STAT_SPAN_WASTE_BYTES] = 400;
 	assert_int_equal(parse(m, &s), 0);
 	assert_int_equal(s.tcache_bytes, 5000 - 400 - 4096);
+	/* version 2 names its heap map; a version-1 block (same layout)
+	 * is read as before and its reserved word is not taken for one */
+	make_good(m);
+	m->b.heap_map = 0x7f0000001000ull;
+	assert_int_equal(parse(m, &s), 0);
+	assert_int_equal(s.version, 2);
+	assert_int_equal(s.heap_map_addr, 0x7f0000001000ull);
+	m->b.version = 1;
+	assert_int_equal(parse(m, &s), 0);
+	assert_int_equal(s.version, 1);
+	assert_int_equal(s.heap_map_addr, 0);
+	assert_int_equal(s.tcache_bytes, good_tcache_bytes());
 	free(m);
 }
 
@@ -153,7 +165,8 @@ static void test_bad_headers(void **state)
 		assert_int_equal(parse(m, &s), -EBADMSG);                      \
 	} while (0)
 	BAD(m->b.magic ^= 1);
-	BAD(m->b.version = 2);
+	BAD(m->b.version = HEAPSCOPE_STATS_VERSION + 1);
+	BAD(m->b.version = 0);
 	BAD(m->b.header_size = sizeof(m->b) - 8);
 	BAD(m->b.value_count = HEAPSCOPE_STAT_V1_COUNT - 1);
 	BAD(m->b.value_count = HEAPSCOPE_STATS_MAX_VALUES + 1);

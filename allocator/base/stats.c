@@ -8,11 +8,19 @@
 #include "base/log.h"
 #include "base/stats.h"
 
+struct heapscope_heap_map hs_heap_map = {
+	.magic = HEAPSCOPE_HEAP_MAP_MAGIC,
+	.version = HEAPSCOPE_HEAP_MAP_VERSION,
+	.size = sizeof(struct heapscope_heap_map),
+	.page_shift = HS_PAGE_SHIFT,
+};
+
 struct heapscope_stats_block hs_stats_block = {
 	.magic = HEAPSCOPE_STATS_MAGIC,
 	.version = HEAPSCOPE_STATS_VERSION,
 	.header_size = sizeof(struct heapscope_stats_block),
 	.value_count = HS_STAT_COUNT,
+	.heap_map = (uint64_t)(uintptr_t)&hs_heap_map,
 };
 /* The export: same object, default visibility. */
 HS_EXPORT extern struct heapscope_stats_block heapscope_stats
@@ -70,6 +78,32 @@ void hs_stats_publish_tcache(uint64_t head, uint64_t count,
 	b->tcache_length_offset = length_offset;
 	__atomic_store_n(&b->tcache_count, count, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->tcache_head, head, __ATOMIC_RELEASE);
+}
+
+void hs_stats_publish_spans(uint32_t start_offset, uint32_t npages_offset,
+			    uint32_t next_offset)
+{
+	hs_heap_map.span_start_offset = start_offset;
+	hs_heap_map.span_npages_offset = npages_offset;
+	hs_heap_map.span_next_offset = next_offset;
+}
+
+void hs_stats_publish_runs(uint64_t base, uint64_t meta, uint32_t pages,
+			   const uint32_t *frontier, uint32_t entry_size,
+			   uint32_t tag_offset, uint32_t len_offset,
+			   uint16_t tag_used, uint16_t tag_free)
+{
+	struct heapscope_heap_map *m = &hs_heap_map;
+
+	m->run_meta = meta;
+	m->region_pages = pages;
+	m->run_frontier_addr = (uint64_t)(uintptr_t)frontier;
+	m->run_entry_size = entry_size;
+	m->run_tag_offset = tag_offset;
+	m->run_len_offset = len_offset;
+	m->run_tag_used = tag_used;
+	m->run_tag_free = tag_free;
+	__atomic_store_n(&m->region_base, base, __ATOMIC_RELEASE);
 }
 
 void hs_stats_publish_class(unsigned c, uint32_t size)

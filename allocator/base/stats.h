@@ -102,6 +102,22 @@ _Static_assert(HS_STAT_COUNT <= HEAPSCOPE_STATS_MAX_VALUES,
 void hs_stats_publish_tcache(uint64_t head, uint64_t count,
 			     uint32_t next_offset, uint32_t lists_offset,
 			     uint32_t list_size, uint32_t length_offset);
+/*
+ * The heap map (abi.h, struct heapscope_heap_map; stats block version 2):
+ * where outside readers find the in-use large blocks to measure their
+ * residency.  hs_heap_map.large_head / large_count ARE the list of the
+ * page heap's in-use large spans (core/large.c keeps it, under the page
+ * heap lock).  publish_spans: the span layout (core, at init);
+ * publish_runs: the region's run entries (region, at init; base stored
+ * last, release).
+ */
+extern struct heapscope_heap_map hs_heap_map;
+void hs_stats_publish_spans(uint32_t start_offset, uint32_t npages_offset,
+			    uint32_t next_offset);
+void hs_stats_publish_runs(uint64_t base, uint64_t meta, uint32_t pages,
+			   const uint32_t *frontier, uint32_t entry_size,
+			   uint32_t tag_offset, uint32_t len_offset,
+			   uint16_t tag_used, uint16_t tag_free);
 /* Publish size class c's object size (core, at size-class init). */
 void hs_stats_publish_class(unsigned c, uint32_t size);
 /* Publish the unwinder's static cache size (sampling, at init). */

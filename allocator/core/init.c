@@ -29,6 +29,7 @@
 #include "base/stats.h"
 #include "core/central_freelist.h"
 #include "core/init.h"
+#include "core/large.h"
 #include "core/page_heap.h"
 #include "core/size_class.h"
 #include "core/span.h"
@@ -47,6 +48,7 @@ bool hs_init_global(void)
 	if (!hs_initialised) {
 		hs_options_init();
 		hs_size_class_init();
+		hs_large_init();
 		/* pthread_key_create does not allocate */
 		exit_key_ok =
 			pthread_key_create(&exit_key, hs_tc_thread_exit) == 0;

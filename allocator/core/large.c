@@ -5,7 +5,17 @@
  * accounting.  Each pool accounts for the blocks it serves with the one
  * call hs_stat_large() (base/stats.h); the region's side is
  * region/blocks.c.
+ *
+ * The in-use page-heap large spans are also on one list, the heap map's
+ * (hs_heap_map.large_head, abi.h), linked through the spans' next/prev
+ * (free while a span is in use), so that a reader outside the process
+ * can measure which of their pages are resident (collector/target/
+ * heap_map.c).  The list is changed under the page heap's lock, taken a
+ * second time after the span is carved: large blocks only, never the
+ * small-object fast path.
  */
+#include <stddef.h>
+
 #include "base/stats.h"
 #include "core/init.h"
 #include "core/large.h"
@@ -16,6 +26,54 @@
 /* The largest block's pages are page numbers the pagemap covers. */
 _Static_assert((HS_LARGE_MAX >> HS_PAGE_SHIFT) <= ((size_t)1 << HS_PM_BITS),
 	       "HS_LARGE_MAX beyond the pagemap");
+
+void hs_large_init(void)
+{
+	hs_stats_publish_spans(offsetof(hs_span_t, start),
+			       offsetof(hs_span_t, npages),
+			       offsetof(hs_span_t, next));
+}
+
+static hs_span_t *list_head(void)
+{
+	return (hs_span_t *)(uintptr_t)hs_heap_map.large_head;
+}
+
+static void list_link(hs_span_t *s)
+{
+	hs_span_t *head;
+
+	hs_page_heap_lock();
+	head = list_head();
+	s->prev = NULL;
+	s->next = head;
+	if (head)
+		head->prev = s;
+	/* the count first: a reader that sees the head sees a count that
+	 * covers it (abi.h) */
+	__atomic_store_n(&hs_heap_map.large_count, hs_heap_map.large_count + 1,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&hs_heap_map.large_head, (uint64_t)(uintptr_t)s,
+			 __ATOMIC_RELEASE);
+	hs_page_heap_unlock();
+}
+
+static void list_unlink(hs_span_t *s)
+{
+	hs_page_heap_lock();
+	if (s->next)
+		s->next->prev = s->prev;
+	if (s->prev)
+		__atomic_store_n(&s->prev->next, s->next, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&hs_heap_map.large_head,
+				 (uint64_t)(uintptr_t)s->next,
+				 __ATOMIC_RELEASE);
+	__atomic_store_n(&hs_heap_map.large_count, hs_heap_map.large_count - 1,
+			 __ATOMIC_RELAXED);
+	s->next = s->prev = NULL;
+	hs_page_heap_unlock();
+}
 
 void *hs_large_alloc_span(size_t n, size_t align)
 {
@@ -31,6 +89,7 @@ void *hs_large_alloc_span(size_t n, size_t align)
 	if (!s)
 		return NULL;
 	hs_stat_large(HS_POOL_PAGE_HEAP, (int64_t)hs_span_bytes(s), 1);
+	list_link(s);
 	return hs_span_addr(s);
 }
 
@@ -54,5 +113,6 @@ bool hs_large_grow(hs_span_t *s, size_t n)
 void hs_large_free(hs_span_t *s)
 {
 	hs_stat_large(HS_POOL_PAGE_HEAP, -(int64_t)hs_span_bytes(s), -1);
+	list_unlink(s);
 	hs_page_heap_free(s);
 }

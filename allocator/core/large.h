@@ -15,6 +15,10 @@
 /* Largest request the heap accepts (64 TiB: beyond any address space). */
 #define HS_LARGE_MAX ((size_t)1 << 46)
 
+/* Publish the span layout of the heap map's large-span list (abi.h);
+ * once, at global init. */
+void hs_large_init(void);
+
 /* A whole span of ceil(n / 8 KiB) pages of the page heap, aligned to
  * align bytes when align > one heapscope page.  NULL on ENOMEM (errno not
  * touched).  Thread-safe. */

@@ -46,11 +46,13 @@
  * pages_cache.c.  Both share the state in pages_internal.h.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/assert.h"
 #include "base/clock.h"
 #include "base/os.h"
+#include "base/stats.h"
 #include "region/pages.h"
 #include "region/pages_internal.h"
 
@@ -83,6 +85,10 @@ int hs_pages_init(uintptr_t region, uint32_t pages, uint64_t cache_pages)
 	hs_pg.base = region;
 	hs_pg.frontier = 0;
 	hs_pg.warm_limit = cache_pages;
+	hs_stats_publish_runs(
+		region, (uint64_t)(uintptr_t)hs_pg.meta, pages, &hs_pg.frontier,
+		sizeof(struct page_meta), offsetof(struct page_meta, tag),
+		offsetof(struct page_meta, len), TAG_USED, TAG_FREE_HEAD);
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * cli.c - what every subcommand's command line shares (cli.h): getopt_long
  * driven by one option table, one-line errors that say what is wrong and
  * what is accepted, the --help hint, and the parsers of pids and ranged
- * integers.
+ * integers, and the one --lib check.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "target.h"
 
 #define MAX_OPTS 32
 #define PID_MAX_LIMIT 4194304 /* the kernel's bound of pid_max (64-bit) */
@@ -213,9 +216,27 @@ const char *hs_cli__pid_accepts(void)
 int hs_cli__parse_lib(const char *cmd, const struct hs_cli_opt *opts, int key,
 		      const char *s, const char **out)
 {
+	const unsigned probes =
+		HS_NOTE_HEAPSCOPE | HS_NOTE_OTEL_ALLOC | HS_NOTE_DD_ALLOC;
+	struct stat st;
+	char q[80];
+
 	if (!*s)
 		return hs_cli__bad_value(cmd, "--lib", s,
 					 hs_cli__accepts(opts, key));
+	/* A path this process can read is checked now: an object without
+	 * the probes (the program, libc) would match its mapping and fail
+	 * later, far from the cause.  A path only the target's mount
+	 * namespace has, or a file-name prefix, is checked when found; so
+	 * is a non-regular file (/dev/null: attach to nothing). */
+	if (strchr(s, '/') && !stat(s, &st) && S_ISREG(st.st_mode) &&
+	    access(s, R_OK) == 0 && !(hs_elf_probe_notes(s) & probes))
+		return hs_cli__usage_error(
+			cmd,
+			"--lib '%s' is not libheapscope (no heapscope "
+			"probe notes in it; pass the libheapscope.so the "
+			"process loads)",
+			quote(s, q, sizeof(q)));
 	*out = s;
 	return 0;
 }

@@ -75,9 +75,11 @@ const char *hs_cli__pid_accepts(void);
 int hs_cli__parse_pid(const char *cmd, const char *option, const char *s,
 		      pid_t *out);
 
-/* Parse --lib's value (any non-empty path; the object is checked when it
- * is opened): *out = s, or the one-line error naming what opts' entry
- * key accepts and -EINVAL. */
+/* Parse --lib's value: non-empty; a path (with '/') readable from here
+ * must be an ELF object with heapscope's (or a compatible provider's)
+ * probe notes, else the one-line error "is not libheapscope"; a file-name
+ * prefix or a path only the target sees is checked when it is opened.
+ * *out = s, or the one-line error and -EINVAL. */
 int hs_cli__parse_lib(const char *cmd, const struct hs_cli_opt *opts, int key,
 		      const char *s, const char **out);
 

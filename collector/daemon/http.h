@@ -100,6 +100,19 @@ int hs_http__may_read(const struct hs_http_peer *who, pid_t pid,
 bool hs_http__may_read_proc(const struct hs_http_peer *who,
 			    const struct hs_proc *p);
 
+/*
+ * The process a request names: ?pid=N, or ?comm=NAME for the one followed
+ * process with that comm that who may read (so a scrape config need not
+ * know pids).  -EINVAL: neither or malformed; -ESRCH: no such comm;
+ * -ENOTUNIQ: several.  Takes d->lock.  hs_http__target_error answers
+ * those: 404, 409, else 400 with `usage`.
+ */
+int hs_http__target_pid(struct hs_daemon *d, struct MHD_Connection *c,
+			const struct hs_http_peer *who, long *pid);
+enum MHD_Result hs_http__target_error(struct hs_daemon *d,
+				      struct MHD_Connection *c, int err,
+				      const char *usage);
+
 /* ------------------------------------------------------------ endpoints */
 
 /* http_profiles.c, as Go's net/http/pprof: /debug/pprof/heap and

@@ -5,9 +5,12 @@
  * user only the processes it owns, by the kernel's rule for ptrace by the
  * same user (all four uids its own, the process dumpable).  Over TCP the
  * bearer token of --token-file, read here and compared in constant time.
+ * And which process a request names (?pid=N or ?comm=NAME among those the
+ * peer may read), for every per-process endpoint.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -199,4 +202,48 @@ bool hs_http__may_read_proc(const struct hs_http_peer *who,
 		return true;
 	return !p->gone && !hs_http__may_read(who, p->pid, &start) &&
 	       start == p->start_time;
+}
+
+int hs_http__target_pid(struct hs_daemon *d, struct MHD_Connection *c,
+			const struct hs_http_peer *who, long *pid)
+{
+	const char *spid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "pid"),
+		   *comm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "comm");
+	int found = 0;
+
+	if (spid) {
+		if (strlen(spid) > 10 ||
+		    hs_cli__parse_long(spid, 1, INT32_MAX, pid))
+			return -EINVAL;
+		return 0;
+	}
+	if (!comm || !*comm || strlen(comm) >= 16)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
+		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
+			if (!p->gone && !strcmp(p->info.comm, comm) &&
+			    hs_http__may_read_proc(who, p)) {
+				*pid = p->pid;
+				found++;
+			}
+	pthread_mutex_unlock(&d->lock);
+	return found == 1 ? 0 : found ? -ENOTUNIQ : -ESRCH;
+}
+
+enum MHD_Result hs_http__target_error(struct hs_daemon *d,
+				      struct MHD_Connection *c, int err,
+				      const char *usage)
+{
+	if (err == -ESRCH)
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_NOT_FOUND,
+			"no followed process with that comm");
+	if (err == -ENOTUNIQ)
+		return hs_http__reply_error(
+			d, c, MHD_HTTP_CONFLICT,
+			"several processes with that comm; use pid=");
+	return hs_http__reply_error(d, c, MHD_HTTP_BAD_REQUEST, usage);
 }

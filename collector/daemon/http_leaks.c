@@ -2,7 +2,7 @@
 /*
  * http_leaks.c - the daemon's leak-trend endpoint:
  *
- *   /debug/heapscope/leaks?pid=N
+ *   /debug/heapscope/leaks?pid=N|comm=NAME
  *
  * JSON (export/export_leaks.c): per stack of the process, the growth of
  * its estimated in-use bytes over the points its store holds (one every
@@ -21,7 +21,7 @@
 #include "clock.h"
 #include "http.h"
 
-static const char usage[] = "usage: /debug/heapscope/leaks?pid=N";
+static const char usage[] = "usage: /debug/heapscope/leaks?pid=N|comm=NAME";
 
 static enum MHD_Result leaks_error(struct hs_daemon *d,
 				   struct MHD_Connection *c, int err, long pid)
@@ -107,8 +107,6 @@ static int report(struct hs_snapshot *snap, const struct hs_leak_series *ss,
 enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
 			       const struct hs_http_peer *who)
 {
-	const char *spid =
-		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	struct hs_snapshot snap = {0};
 	struct hs_leak_series *ss = NULL;
 	struct hs_leak_row *rows = NULL;
@@ -118,11 +116,12 @@ enum MHD_Result hs_http__leaks(struct hs_daemon *d, struct MHD_Connection *c,
 	char *text = NULL;
 	uint64_t start;
 	FILE *f;
-	long pid;
+	long pid = 0;
 	int err;
 
-	if (!spid || hs_cli__parse_long(spid, 1, INT32_MAX, &pid))
-		return hs_http__reply_error(d, c, MHD_HTTP_BAD_REQUEST, usage);
+	err = hs_http__target_pid(d, c, who, &pid);
+	if (err)
+		return hs_http__target_error(d, c, err, usage);
 	if (!d->leak_interval_ns)
 		return hs_http__reply_error(d, c, MHD_HTTP_CONFLICT,
 					    "leak trends are off (the daemon "

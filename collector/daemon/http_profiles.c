@@ -107,52 +107,6 @@ static enum MHD_Result get_error(struct hs_daemon *d, struct MHD_Connection *c,
 	return hs_http__reply_error(d, c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
 }
 
-/*
- * The process a request names: ?pid=N, or ?comm=NAME for the one followed
- * process with that comm that who may read (so a scrape config need not
- * know pids).  -EINVAL: neither or malformed; -ESRCH: no such comm;
- * -ENOTUNIQ: several.
- */
-static int target_pid(struct hs_daemon *d, struct MHD_Connection *c,
-		      const struct hs_http_peer *who, long *pid)
-{
-	const char *spid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						       "pid"),
-		   *comm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						       "comm");
-	int found = 0;
-
-	if (spid)
-		return parse_uint(spid, INT32_MAX, pid);
-	if (!comm || !*comm || strlen(comm) >= 16)
-		return -EINVAL;
-	pthread_mutex_lock(&d->lock);
-	for (size_t b = 0; b < HS_DAEMON_BUCKETS; b++)
-		for (struct hs_proc *p = d->buckets[b]; p; p = p->next)
-			if (!p->gone && !strcmp(p->info.comm, comm) &&
-			    hs_http__may_read_proc(who, p)) {
-				*pid = p->pid;
-				found++;
-			}
-	pthread_mutex_unlock(&d->lock);
-	return found == 1 ? 0 : found ? -ENOTUNIQ : -ESRCH;
-}
-
-static enum MHD_Result target_error(struct hs_daemon *d,
-				    struct MHD_Connection *c, int err,
-				    const char *usage)
-{
-	if (err == -ESRCH)
-		return hs_http__reply_error(
-			d, c, MHD_HTTP_NOT_FOUND,
-			"no followed process with that comm");
-	if (err == -ENOTUNIQ)
-		return hs_http__reply_error(
-			d, c, MHD_HTTP_CONFLICT,
-			"several processes with that comm; use pid=");
-	return hs_http__reply_error(d, c, MHD_HTTP_BAD_REQUEST, usage);
-}
-
 /* Under d->lock: the followed process pid (started following now if
  * need be), when it is the one hs_http__may_read saw (start: its start
  * time, 0 = any). */
@@ -336,15 +290,16 @@ enum MHD_Result hs_http__heap(struct hs_daemon *d, struct MHD_Connection *c,
 	bool host = no_process(c);
 	int err;
 
-	err = host ? 0 : target_pid(d, c, who, &pid);
+	err = host ? 0 : hs_http__target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
 		     parse_output(c, &fmt)))
 		err = -EINVAL;
 	if (err)
-		return target_error(d, c, err,
-				    "usage: /debug/pprof/heap[?pid=N|comm=NAME]"
-				    "[&seconds=1..300][&debug=0|1]"
-				    "[&format=pprof|folded|text]");
+		return hs_http__target_error(
+			d, c, err,
+			"usage: /debug/pprof/heap[?pid=N|comm=NAME]"
+			"[&seconds=1..300][&debug=0|1]"
+			"[&format=pprof|folded|text]");
 	if (host)
 		return hs_http__host_profile(d, c, who, false, secs, fmt);
 	/* before following it: nothing of another user's process is read */
@@ -428,13 +383,13 @@ enum MHD_Result hs_http__allocs(struct hs_daemon *d, struct MHD_Connection *c,
 	bool host = no_process(c);
 	int err;
 
-	err = host ? 0 : target_pid(d, c, who, &pid);
+	err = host ? 0 : hs_http__target_pid(d, c, who, &pid);
 	if (!err && ((ssec && parse_uint(ssec, MAX_WINDOW_S, &secs)) ||
 		     (swin && parse_uint(swin, MAX_WINDOW_S, &win)) ||
 		     (ssec && swin) || (host && swin) || parse_output(c, &fmt)))
 		err = -EINVAL;
 	if (err)
-		return target_error(
+		return hs_http__target_error(
 			d, c, err,
 			"usage: /debug/pprof/allocs[?pid=N|comm=NAME]"
 			"[&seconds=1..300|&window=1..300 (with "

@@ -2,8 +2,8 @@
 /*
  * http_rss.c - where a followed process's RSS went, over HTTP:
  *
- *   /debug/heapscope/rss?pid=N   JSON (export/export_rss.c), the table
- *                                profiles/rss.c reads
+ *   /debug/heapscope/rss?pid=N|comm=NAME
+ *       JSON (export/export_rss.c), the table profiles/rss.c reads
  *
  * and the same figures as per-process Prometheus families for /metrics
  * (http_metrics.c calls hs_http__rss_collect under the daemon lock and
@@ -72,25 +72,21 @@ static enum MHD_Result rss_error(struct hs_daemon *d, struct MHD_Connection *c,
 enum MHD_Result hs_http__rss(struct hs_daemon *d, struct MHD_Connection *c,
 			     const struct hs_http_peer *who)
 {
-	const char *spid =
-		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	struct hs_target *tg;
 	struct hs_rss_table t;
 	struct hs_proc *p;
 	uint64_t start = 0, now = 0;
-	char *text = NULL, *end;
+	char *text = NULL;
 	size_t len = 0;
-	long pid;
+	long pid = 0;
 	FILE *f;
 	int err;
 
-	errno = 0;
-	pid = spid ? strtol(spid, &end, 10) : 0;
-	if (!spid || *spid < '1' || *spid > '9' || strlen(spid) > 10 || errno ||
-	    *end || pid <= 0 || pid > INT32_MAX)
-		return hs_http__reply_error(
-			d, c, MHD_HTTP_BAD_REQUEST,
-			"usage: /debug/heapscope/rss?pid=N");
+	err = hs_http__target_pid(d, c, who, &pid);
+	if (err)
+		return hs_http__target_error(
+			d, c, err,
+			"usage: /debug/heapscope/rss?pid=N|comm=NAME");
 	/* before following it: nothing of another user's process is read */
 	err = hs_http__may_read(who, (pid_t)pid, &start);
 	if (err)

@@ -8,6 +8,7 @@
  *                target/memcg.c), PSI (the system's /proc/pressure/memory
  *                trigger, memory.pressure per cgroup v2); the thread that
  *                wakes on them; the --oom-* options
+ *   oom_pick.c   which process a PSI wake-up snapshots (the rule alone)
  *   oom_store.c  a snapshot (heap profile with residency, RSS table) and
  *                the bounded store of them, their --dump-dir files, the
  *                OOM killer's victims (oom/mark_victim events)
@@ -130,6 +131,29 @@ int hs_oom__option(struct hs_oom *o, const char *name, const char *value);
  * is 0.  Stop joins it and frees the store; no-op if not started. */
 int hs_oom__start(struct hs_daemon *d);
 void hs_oom__stop(struct hs_daemon *d);
+
+/* ---------------------------------------------------------- "oom_pick.c" */
+
+/* A followed process as a PSI wake-up sees it. */
+struct hs_oom_cand {
+	double inuse;	       /* its heap profile's in-use estimate, bytes */
+	uint64_t usage, limit; /* its memory cgroup's; limit 0: none known
+				* (no cgroup, unreadable, or unlimited v1) */
+	bool cooled;	       /* out of its cooldown when the period began */
+	bool captured;	       /* snapshotted in this period already
+				* (over --oom-threshold) */
+};
+
+/*
+ * The candidate a PSI wake-up snapshots, or -1.  Among those out of
+ * cooldown: the one whose cgroup is nearest its limit, if one uses at
+ * least HS_OOM_PSI_NEAR_LIMIT of it (on cgroup v1 the system-wide trigger
+ * also fires for one cgroup's own reclaim, and that cgroup's process is
+ * the one about to be killed); else the largest heap.  -1 also when that
+ * one was captured this period (the pressure is explained, a bystander
+ * is not blamed).  Pure; thread-safe.
+ */
+long hs_oom__psi_pick(const struct hs_oom_cand *c, size_t n);
 
 /* --------------------------------------------------------- "oom_store.c" */
 

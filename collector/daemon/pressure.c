@@ -140,12 +140,9 @@ static void capture(struct hs_daemon *d, struct hs_oom_watch *w,
 			w->pid, hs_oom_reason_name(why), strerror(-err));
 }
 
-/* One period: every followed process against its limit; psi: the
- * system trigger fired.  Then the process captured is the one whose
- * memory cgroup is nearest its limit, if one is at half of it or more
- * (on cgroup v1 the system-wide trigger also fires for a cgroup's own
- * reclaim, and that cgroup's process is the one about to be killed),
- * else the largest followed heap. */
+/* One period: every followed process against its limit, a snapshot of
+ * each over --oom-threshold; psi: the system trigger fired, and one more
+ * process is captured, the one hs_oom__psi_pick (oom_pick.c) chooses. */
 static void check(struct hs_daemon *d, bool psi)
 {
 	static struct {
@@ -153,12 +150,12 @@ static void check(struct hs_daemon *d, bool psi)
 		uint64_t start;
 		double inuse;
 	} list[HS_OOM_WATCH_MAX];
+	static struct hs_oom_cand cand[HS_OOM_WATCH_MAX];
+	static struct hs_oom_watch *of[HS_OOM_WATCH_MAX];
 	struct hs_oom *o = &d->oom;
-	struct hs_oom_watch *top = NULL, *near = NULL;
-	double top_inuse = -1, near_ratio = HS_OOM_PSI_NEAR_LIMIT;
-	uint64_t near_usage = 0, near_limit = 0;
 	uint64_t now = hs_mono_ns();
-	size_t n = 0;
+	size_t n = 0, nc = 0;
+	long pick;
 
 	pthread_mutex_lock(&d->lock);
 	for (size_t b = 0; b < HS_DAEMON_BUCKETS && n < HS_OOM_WATCH_MAX; b++)
@@ -174,12 +171,17 @@ static void check(struct hs_daemon *d, bool psi)
 	for (size_t i = 0; i < n && !o->stop; i++) {
 		struct hs_oom_watch *w =
 			watch_of(o, list[i].pid, list[i].start, i);
+		struct hs_oom_cand *c = &cand[nc];
 		uint64_t usage, limit;
 		double avg10;
 
 		if (!w)
 			break;
 		w->seen = true;
+		memset(c, 0, sizeof(*c));
+		c->inuse = list[i].inuse;
+		c->cooled = cooled(o, w, now);
+		of[nc++] = w;
 		/* Which cgroup, and whether any limit is above it, once a
 		 * second; usage every period only under a limit (the cost:
 		 * two small reads per level of the hierarchy). */
@@ -190,43 +192,35 @@ static void check(struct hs_daemon *d, bool psi)
 				!limit;
 			w->cg_read_ns = now;
 		}
-		if (psi && list[i].inuse > top_inuse && cooled(o, w, now)) {
-			top = w;
-			top_inuse = list[i].inuse;
-		}
-		if (!w->cg.version || !cooled(o, w, now) ||
+		if (!w->cg.version || !c->cooled ||
 		    (w->unlimited && w->cg.version == 1) ||
 		    hs_memcg__usage(&w->cg, &usage, &limit))
 			continue;
-		if (psi && limit &&
-		    (double)usage >= near_ratio * (double)limit) {
-			near = w;
-			near_ratio = (double)usage / (double)limit;
-			near_usage = usage;
-			near_limit = limit;
-		}
+		c->usage = usage;
+		c->limit = limit;
 		if (limit && (double)usage >= o->threshold * (double)limit) {
 			capture(d, w, HS_OOM_CGROUP_LIMIT, usage, limit);
+			c->captured = true;
 			continue;
 		}
 		if (w->cg.version == 2 &&
 		    now - w->psi_read_ns >= PSI_REREAD_NS) {
 			w->psi_read_ns = now;
 			if (!hs_memcg__pressure(&w->cg, &avg10) &&
-			    avg10 >= HS_OOM_PSI_AVG10)
+			    avg10 >= HS_OOM_PSI_AVG10) {
 				capture(d, w, HS_OOM_PSI, usage, limit);
+				c->captured = true;
+			}
 		}
 	}
-	if (near) {
-		/* captured above if over the threshold (then not cooled) */
-		if (cooled(o, near, now))
-			capture(d, near, HS_OOM_PSI, near_usage, near_limit);
-	} else if (top && cooled(o, top, now)) {
-		uint64_t usage = 0, limit = 0;
+	pick = psi ? hs_oom__psi_pick(cand, nc) : -1;
+	if (pick >= 0) {
+		struct hs_oom_watch *w = of[pick];
+		uint64_t usage = cand[pick].usage, limit = cand[pick].limit;
 
-		if (top->cg.version)
-			hs_memcg__usage(&top->cg, &usage, &limit);
-		capture(d, top, HS_OOM_PSI, usage, limit);
+		if (!limit && w->cg.version)
+			hs_memcg__usage(&w->cg, &usage, &limit);
+		capture(d, w, HS_OOM_PSI, usage, limit);
 	}
 	watch_prune(o);
 }

@@ -167,11 +167,12 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t);
 /* Prometheus families of the RSS table, one per index below
  * HS_RSS_PROM_FAMILIES: heapscope_process_rss_bytes (the kernel's),
  * heapscope_process_rss_part_bytes{part="..."} (the parts),
- * heapscope_process_heap_in_use_estimate_bytes (the sampled estimate).
+ * heapscope_process_heap_in_use_estimate_bytes (the sampled estimate),
+ * heapscope_process_heap_in_use_bytes (the exact bytes handed out).
  * hs_rss__prom_help writes family fam's HELP and TYPE lines;
  * hs_rss__prom_samples its samples for t, each with the labels
  * `labels` (already escaped, e.g. pid="1",comm="x"; "" for none). */
-#define HS_RSS_PROM_FAMILIES 3
+#define HS_RSS_PROM_FAMILIES 4
 void hs_rss__prom_help(FILE *f, unsigned fam);
 void hs_rss__prom_samples(FILE *f, unsigned fam, const struct hs_rss_table *t,
 			  const char *labels);

@@ -22,7 +22,9 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		", \"parts_over_rss_bytes\": %" PRIu64
 		", \"anonymous_bytes\": %" PRIu64
 		", \"heap_in_use_bytes\": %" PRIu64
+		", \"heap_in_use_resident_bytes\": %" PRIu64
 		", \"heap_in_use_estimate_bytes\": %" PRIu64
+		", \"large_measured\": %s"
 		", \"anonymous_outside_allocator_bytes\": %" PRIu64
 		", \"unresident_bytes\": %" PRIu64
 		", \"consistent\": %s, \"sampled_pages_measured\": %s"
@@ -32,6 +34,9 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		", \"pageheap_free_bytes\": %" PRIu64
 		", \"region_cached_bytes\": %" PRIu64
 		", \"span_waste_bytes\": %" PRIu64 ", \"large_bytes\": %" PRIu64
+		", \"large_resident_bytes\": %" PRIu64
+		", \"large_span_resident_bytes\": %" PRIu64
+		", \"large_swapped_bytes\": %" PRIu64
 		", \"sampled_pages_bytes\": %" PRIu64
 		", \"registry_bytes\": %" PRIu64
 		", \"unwind_cache_bytes\": %" PRIu64
@@ -40,15 +45,18 @@ int hs_rss__write_json(FILE *f, const struct hs_rss_table *t)
 		"}}\n",
 		t->parts_sum,
 		t->parts_sum > t->rss_bytes ? t->parts_sum - t->rss_bytes : 0,
-		t->anon_bytes, t->parts[HS_RSS_HEAP_IN_USE],
-		t->inuse_estimate, t->anon_outside_bytes, t->unresident_bytes,
-		t->consistent ? "true" : "false",
+		t->anon_bytes, t->heap_in_use_allocated,
+		t->parts[HS_RSS_HEAP_IN_USE], t->inuse_estimate,
+		t->large_measured ? "true" : "false", t->anon_outside_bytes,
+		t->unresident_bytes, t->consistent ? "true" : "false",
 		t->sampled_measured ? "true" : "false", t->thread_cache_bytes,
 		t->central_free_bytes, t->pageheap_free_bytes,
 		t->region_cached_bytes, t->span_waste_bytes, t->large_bytes,
-		t->sampled_pages_bytes, t->registry_bytes,
-		t->unwind_cache_bytes, t->metadata_reserved_bytes,
-		t->live_samples, t->thread_caches_walked);
+		t->large_resident_bytes, t->large_span_resident,
+		t->large_swapped_bytes, t->sampled_pages_bytes,
+		t->registry_bytes, t->unwind_cache_bytes,
+		t->metadata_reserved_bytes, t->live_samples,
+		t->thread_caches_walked);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -56,16 +64,18 @@ static const char *const fam_name[HS_RSS_PROM_FAMILIES] = {
 	"heapscope_process_rss_bytes",
 	"heapscope_process_rss_part_bytes",
 	"heapscope_process_heap_in_use_estimate_bytes",
+	"heapscope_process_heap_in_use_bytes",
 };
 
 static const char *const fam_help[HS_RSS_PROM_FAMILIES] = {
 	"Resident set size as the kernel reports it (smaps_rollup Rss).",
 	"Where the resident set went, by part (the parts sum to "
-	"heapscope_process_rss_bytes, except when part=\"heap_in_use\", an "
-	"exact count of bytes handed out, holds blocks the program never "
-	"touched: then they sum to more; docs/profiles.md).",
+	"heapscope_process_rss_bytes; part=\"heap_in_use\" counts the "
+	"resident pages of the bytes handed out; docs/profiles.md).",
 	"The heap profile's estimate of in-use bytes (sampled), to set "
-	"beside the exact part=\"heap_in_use\".",
+	"beside heapscope_process_heap_in_use_bytes.",
+	"Bytes handed out to the program as the allocator counts them "
+	"exactly, resident or not.",
 };
 
 void hs_rss__prom_help(FILE *f, unsigned fam)
@@ -95,6 +105,10 @@ void hs_rss__prom_samples(FILE *f, unsigned fam, const struct hs_rss_table *t,
 	case 2:
 		fprintf(f, "%s{%s} %" PRIu64 "\n", fam_name[fam], labels,
 			t->inuse_estimate);
+		break;
+	case 3:
+		fprintf(f, "%s{%s} %" PRIu64 "\n", fam_name[fam], labels,
+			t->heap_in_use_allocated);
 		break;
 	}
 }

@@ -337,8 +337,9 @@ void hs_fragmentation__coverage(struct hs_profile *p, uint64_t *covered,
  * the order of hs_rss_part_names. */
 enum hs_rss_part {
 	HS_RSS_HEAP_IN_USE,	    /* objects handed to the program */
-	HS_RSS_HEAP_FREE_COMMITTED, /* page heap, region cache, span tails */
-	HS_RSS_THREAD_CACHES,	    /* thread caches, central/transfer lists */
+	HS_RSS_HEAP_FREE_COMMITTED, /* page heap, region cache, span tails,
+				     * central/transfer lists */
+	HS_RSS_THREAD_CACHES,	    /* the threads' caches */
 	HS_RSS_ALLOCATOR_METADATA,  /* spans, pagemap, caches' own memory */
 	HS_RSS_SAMPLING_COST,	    /* sampled pages, registry, unwind cache */
 	HS_RSS_OTHER_ANONYMOUS,	    /* anonymous RSS not the allocator's */
@@ -366,8 +367,18 @@ struct hs_rss_table {
 		region_cached_bytes, span_waste_bytes, large_bytes,
 		sampled_pages_bytes, registry_bytes, unwind_cache_bytes,
 		metadata_reserved_bytes, live_samples, thread_caches_walked;
+	/* heap_in_use as the allocator counts it: every byte handed out,
+	 * resident or not (the part heap_in_use counts a large block's
+	 * resident pages only) */
+	uint64_t heap_in_use_allocated;
+	uint64_t large_resident_bytes; /* of large_bytes, resident */
+	uint64_t large_span_resident;  /* of that, page-heap spans' */
+	uint64_t large_swapped_bytes;  /* large blocks' pages swapped out */
+	int heap_map_error;	       /* 0: large blocks measured; else why not
+					* (-ENOENT: a version-1 library) */
 	bool consistent;       /* the counters came from two agreeing copies */
 	bool sampled_measured; /* sampling_cost's pages measured resident */
+	bool large_measured;   /* large_resident_bytes measured (pagemap) */
 };
 
 /*
@@ -376,13 +387,16 @@ struct hs_rss_table {
  * allocator could own (unnamed anonymous mappings and its object's own,
  * from smaps), the most its parts may take.  sampled_resident: resident bytes
  * of the pages of live samples that have a proxy (measured through pagemap), or
- * -1 when unknown (the counter is used).  Pure; the formulas are
+ * -1 when unknown (the counter is used).  large_resident: resident bytes
+ * of the in-use large blocks (heap map and pagemap), or -1 when unknown
+ * (the part heap_in_use then counts them whole).  Pure; the formulas are
  * docs/profiles.md's.
  */
 struct hs_stats_snapshot;
 void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
 		     uint64_t anon, uint64_t alloc_limit,
-		     int64_t sampled_resident, struct hs_rss_table *t);
+		     int64_t sampled_resident, int64_t large_resident,
+		     struct hs_rss_table *t);
 
 /*
  * Read the RSS table of process pid, whose allocator is the object that

@@ -51,7 +51,8 @@ static void take(uint64_t *part, uint64_t *over)
 
 void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
 		     uint64_t anon, uint64_t alloc_limit,
-		     int64_t sampled_resident, struct hs_rss_table *t)
+		     int64_t sampled_resident, int64_t large_resident,
+		     struct hs_rss_table *t)
 {
 	const uint64_t *v = s->v;
 	uint64_t *p = t->parts;
@@ -86,12 +87,24 @@ void hs_rss__compute(const struct hs_stats_snapshot *s, uint64_t rss,
 	t->thread_caches_walked = s->tcaches;
 	t->inuse_estimate = v[HEAPSCOPE_STAT_INUSE_ESTIMATE];
 
-	p[HS_RSS_HEAP_IN_USE] =
+	/* The exact count of bytes handed out, and the part: the same with
+	 * each large block's resident pages only (measured through the heap
+	 * map and pagemap; small objects' pages are taken as resident). */
+	t->heap_in_use_allocated =
 		small_out - t->thread_cache_bytes + t->large_bytes;
-	p[HS_RSS_HEAP_FREE_COMMITTED] = t->pageheap_free_bytes +
-					t->region_cached_bytes +
-					t->span_waste_bytes;
-	p[HS_RSS_THREAD_CACHES] = t->thread_cache_bytes + t->central_free_bytes;
+	t->large_measured = large_resident >= 0;
+	t->large_resident_bytes = large_resident < 0 ? t->large_bytes
+				  : (uint64_t)large_resident < t->large_bytes
+					  ? (uint64_t)large_resident
+					  : t->large_bytes;
+	p[HS_RSS_HEAP_IN_USE] =
+		small_out - t->thread_cache_bytes + t->large_resident_bytes;
+	/* central lists and transfer caches are free objects the heap
+	 * keeps committed, not any thread's */
+	p[HS_RSS_HEAP_FREE_COMMITTED] =
+		t->pageheap_free_bytes + t->region_cached_bytes +
+		t->span_waste_bytes + t->central_free_bytes;
+	p[HS_RSS_THREAD_CACHES] = t->thread_cache_bytes;
 	/* the part of the metadata reservations handed out (bump): the
 	 * rest was never touched */
 	t->metadata_reserved_bytes = v[HEAPSCOPE_STAT_META_BYTES];
@@ -205,6 +218,9 @@ static int read_rollup(pid_t pid, uint64_t *rss, uint64_t *anon)
 	return found == 3 ? 0 : -ESRCH;
 }
 
+/* Bytes of blocks the heap map may name beyond the counters' (races). */
+#define HEAP_MAP_SLACK ((uint64_t)256 << 20)
+
 /* The most pages of one sample measured (1 GiB). */
 #define MAX_SAMPLE_PAGES (1u << 18)
 
@@ -258,11 +274,51 @@ out:
 	return total == (uint64_t)-1 ? -1 : (int64_t)total;
 }
 
+/*
+ * The residency of the in-use large blocks (and of every used run of the
+ * region, proxied samples' pages included) through the heap map of a
+ * version-2 block, into *r.  0, or -errno (-ENOENT: the library publishes
+ * no map, a version-1 block).
+ */
+static int large_resident(pid_t pid, int mem_fd,
+			  const struct hs_stats_snapshot *s,
+			  struct hs_heap_resident *r)
+{
+	const uint64_t *v = s->v;
+	struct heapscope_heap_map m;
+	uint64_t budget;
+	char path[64];
+	int pm, err;
+
+	if (!s->heap_map_addr)
+		return -ENOENT;
+	/* The blocks the map may name: the large ones and every sample's
+	 * pages, as counted a moment ago, with a margin for the program's
+	 * allocations between the reads. */
+	budget = v[HEAPSCOPE_STAT_PAGEHEAP_LARGE_BYTES] +
+		 v[HEAPSCOPE_STAT_REGION_LARGE_BYTES] +
+		 v[HEAPSCOPE_STAT_PAGES_BYTES];
+	budget += budget / 4 + HEAP_MAP_SLACK;
+	err = hs_heap_map__read(hs_stats_block__read_mem, &mem_fd,
+				s->heap_map_addr, &m);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	pm = open(path, O_RDONLY | O_CLOEXEC);
+	if (pm < 0)
+		return -errno;
+	err = hs_heap_map__resident(hs_stats_block__read_mem, &mem_fd, pm, &m,
+				    budget, r);
+	close(pm);
+	return err;
+}
+
 int hs_rss_table_read_target(const struct hs_target *tg, struct hs_rss_table *t)
 {
 	struct hs_stats_snapshot s;
+	struct hs_heap_resident r;
 	uint64_t addr, rss = 0, anon = 0, limit = 0;
-	int64_t sampled;
+	int64_t sampled, large = -1;
 	char path[64];
 	int fd, err;
 
@@ -276,6 +332,8 @@ int hs_rss_table_read_target(const struct hs_target *tg, struct hs_rss_table *t)
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	err = hs_stats_block__read(hs_stats_block__read_mem, &fd, addr, &s);
+	if (!err)
+		t->heap_map_error = large_resident(tg->pid, fd, &s, &r);
 	close(fd);
 	/* a process that exits under the read leaves nothing to read */
 	if (err == -EFAULT || err == -EIO)
@@ -288,7 +346,15 @@ int hs_rss_table_read_target(const struct hs_target *tg, struct hs_rss_table *t)
 		err = read_smaps(tg->pid, tg->path, &limit);
 	if (err)
 		return err;
-	hs_rss__compute(&s, rss, anon, limit, sampled, t);
+	/* In use: the spans' resident pages, and the region's used runs'
+	 * but for the proxied samples' own pages (sampling_cost). */
+	if (!t->heap_map_error && sampled >= 0) {
+		t->large_span_resident = r.span_resident;
+		t->large_swapped_bytes = r.swapped;
+		large = (int64_t)(r.span_resident +
+				  sub_sat(r.run_resident, (uint64_t)sampled));
+	}
+	hs_rss__compute(&s, rss, anon, limit, sampled, large, t);
 	t->pid = tg->pid;
 	return 0;
 }

@@ -34,7 +34,8 @@ static int check_header(const struct heapscope_stats_block *b)
 	uint64_t lists_end;
 
 	if (b->magic != HEAPSCOPE_STATS_MAGIC ||
-	    b->version != HEAPSCOPE_STATS_VERSION ||
+	    b->version < HEAPSCOPE_STATS_VERSION_MIN ||
+	    b->version > HEAPSCOPE_STATS_VERSION ||
 	    b->header_size != sizeof(*b))
 		return -EBADMSG;
 	if (b->value_count < HEAPSCOPE_STAT_V1_COUNT ||
@@ -184,6 +185,9 @@ int hs_stats_block__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 	}
 	out->unwind_cache_bytes = b->unwind_cache_bytes;
 	out->class_count = b->class_count;
+	out->version = b->version;
+	/* version 1 has no heap map (its field was reserved, 0) */
+	out->heap_map_addr = b->version >= 2 ? b->heap_map : 0;
 	err = sum_tcaches(rd, rd_ctx, b, out);
 	if (err)
 		goto out;

@@ -3,8 +3,8 @@
  * target.h - collector/target/: the process and what the collector reads
  * of it from outside (no BPF): the object that carries the probes, its
  * USDT notes, its registry of live samples, its allocator's statistics
- * block, its /proc identity, its memory cgroup and how near its limit
- * that is.  Attaching
+ * block and heap map (resident large blocks), its /proc identity, its
+ * memory cgroup and how near its limit that is.  Attaching
  * the BPF programs is attach.h.  Functions return 0 or -errno unless
  * stated; none is thread-safe unless stated (the collector calls them
  * from one thread, or under the daemon's lock).
@@ -141,6 +141,8 @@ struct hs_stats_snapshot {
 	uint64_t tcache_bytes;		     /* sum over the thread caches */
 	uint64_t tcaches;		     /* caches walked */
 	uint32_t class_count;		     /* size classes published */
+	uint32_t version;		     /* the block's (1 or 2) */
+	uint64_t heap_map_addr; /* v2: struct heapscope_heap_map, 0: none */
 	unsigned retries;		     /* copies until two agreed */
 	bool consistent; /* two successive copies of values[] agreed */
 };
@@ -169,6 +171,52 @@ int hs_stats_block__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 /* A reader through /proc/PID/mem: ctx points to an open file descriptor
  * of it (pread; a short read is -EFAULT).  Thread-safe. */
 int hs_stats_block__read_mem(void *ctx, uint64_t addr, void *dst, size_t len);
+
+/* -------------------------------------------------------- "heap_map.c" */
+
+/* Bounds on what a heap map may describe (more is corrupt). */
+#define HS_HEAP_MAP_MAX_LARGE (1u << 22)	/* large spans on the list */
+#define HS_HEAP_MAP_MAX_SPAN_PAGES (1ull << 33) /* HS_LARGE_MAX / 8 KiB */
+#define HS_HEAP_MAP_MAX_REGION_PAGES (1u << 26) /* 512 GiB of 8 KiB */
+#define HS_HEAP_MAP_MAX_ADDR (1ull << 57)	/* user addresses, 5-level */
+
+/* The resident memory of a target's in-use large blocks, measured. */
+struct hs_heap_resident {
+	uint64_t span_bytes, span_resident; /* page-heap large spans */
+	uint64_t spans;			    /* spans walked */
+	uint64_t run_bytes, run_resident;   /* the region's used runs */
+	uint64_t runs;			    /* used runs walked */
+	uint64_t swapped;		    /* of both, pages swapped out */
+	uint64_t budget;		    /* the most bytes walked */
+};
+
+/*
+ * Copy and validate the heap map at addr (struct heapscope_heap_map,
+ * abi.h) of a target through rd: magic, version, size, page shift 13,
+ * offsets inside a span object and a run entry, counts and the region
+ * inside the bounds above.  -EBADMSG when a field is out of bounds, or
+ * the reader's error.  Thread-safe.
+ */
+int hs_heap_map__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
+		      struct heapscope_heap_map *m);
+
+/*
+ * Measure which pages of the in-use large blocks m describes are
+ * resident: walk the page heap's large-span list (at most large_count
+ * spans, no address twice) and the region's runs below its frontier
+ * (read once; a run whose entry is torn by a concurrent change is
+ * skipped page by page), and read each block's entries of the target's
+ * /proc/PID/pagemap, open at pagemap_fd (bit 63: present; bit 62:
+ * swapped).  budget: the most bytes of blocks to walk (what the
+ * statistics block says is in use, with a margin: a hostile map cannot
+ * make the collector read terabytes of pagemap).  Bytes into *out.
+ * -EBADMSG: a span out of bounds, a cycle, a list longer than stated;
+ * -E2BIG: more blocks than the budget; -EIO: pagemap unreadable; or the
+ * reader's error.  Thread-safe (no global state).
+ */
+int hs_heap_map__resident(hs_mem_read_fn rd, void *rd_ctx, int pagemap_fd,
+			  const struct heapscope_heap_map *m, uint64_t budget,
+			  struct hs_heap_resident *out);
 
 /* -------------------------------------------------------- "procinfo.c" */
 

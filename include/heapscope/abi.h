@@ -264,9 +264,16 @@ HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_record_ext) == 40,
  *
  * Unwinding tables: `unwind_cache_bytes` of static storage the sampler's
  * unwinder caches rules in (touched only once samples are taken).
+ *
+ * Version 2 (same size and layout; a reader accepts 1 and 2): `heap_map`,
+ * formerly reserved[0], is the address of a struct heapscope_heap_map
+ * (below) that says where the in-use large blocks are, so a reader can
+ * measure which of their pages are resident (/proc/PID/pagemap).  0 in a
+ * version-1 block.
  */
 #define HEAPSCOPE_STATS_MAGIC 0x3153544154535348ULL /* "HSSTATS1" */
-#define HEAPSCOPE_STATS_VERSION 1u
+#define HEAPSCOPE_STATS_VERSION 2u
+#define HEAPSCOPE_STATS_VERSION_MIN 1u /* the oldest layout readers take */
 #define HEAPSCOPE_STATS_SYMBOL "heapscope_stats"
 #define HEAPSCOPE_STATS_MAX_VALUES 64
 #define HEAPSCOPE_STATS_MAX_CLASSES 128
@@ -328,11 +335,64 @@ struct heapscope_stats_block {
 	uint32_t tcache_list_size;     /* bytes per list */
 	uint32_t tcache_length_offset; /* of the uint32_t count in a list */
 	uint64_t unwind_cache_bytes;   /* static unwind rule cache, bytes */
-	uint64_t reserved[4];
+	uint64_t heap_map;	       /* v2: struct heapscope_heap_map's address */
+	uint64_t reserved[3];
 	int64_t values[HEAPSCOPE_STATS_MAX_VALUES];
 	uint32_t class_size[HEAPSCOPE_STATS_MAX_CLASSES]; /* bytes; [0] = 0 */
 };
 HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_stats_block) == 1128,
 			stats_block_abi);
+
+/*
+ * Where the in-use large blocks are (stats block version 2, `heap_map`),
+ * for a reader outside the process that measures their residency.  Large
+ * blocks live in two pools (docs/profiles.md, "Where RSS went"):
+ *
+ *  - page-heap spans: a list of the in-use large spans from `large_head`
+ *    (address of the first span object, 0: none) through the 64-bit
+ *    address at `span_next_offset` of each; a span's first page number
+ *    (uint64, address >> page_shift) is at `span_start_offset` and its
+ *    length in pages (uint64) at `span_npages_offset`.  At most
+ *    `large_count` spans are on the list.  The list changes under the
+ *    page heap's lock; a reader's copy is racy and must bound its walk.
+ *  - the sampled region's runs: an array of `run_entry_size`-byte
+ *    entries at `run_meta`, one per page of the region that starts at
+ *    `region_base` (`region_pages` pages); the runs are the pages below
+ *    the uint32 at `run_frontier_addr`.  An entry that heads a run has
+ *    the uint16 tag at `run_tag_offset` equal to `run_tag_used` (a block
+ *    in use: a large block or a sample) or `run_tag_free` (a free run),
+ *    and the run's length in pages, uint32, at `run_len_offset`; other
+ *    entries are interior.  Samples whose pages hold a proxy object are
+ *    among the used runs (the registry's records name them).
+ *
+ * Addresses are the target's; everything is racy and must be validated.
+ * Page size: 1 << page_shift bytes (8 KiB).
+ */
+#define HEAPSCOPE_HEAP_MAP_MAGIC 0x314d504145485348ULL /* "HSHEAPM1" */
+#define HEAPSCOPE_HEAP_MAP_VERSION 1u
+
+struct heapscope_heap_map {
+	uint64_t magic;		     /* HEAPSCOPE_HEAP_MAP_MAGIC */
+	uint32_t version;	     /* HEAPSCOPE_HEAP_MAP_VERSION */
+	uint32_t size;		     /* sizeof(struct heapscope_heap_map) */
+	uint64_t large_head;	     /* first in-use large span, 0: none */
+	uint64_t large_count;	     /* spans on that list */
+	uint32_t span_start_offset;  /* uint64 first page number */
+	uint32_t span_npages_offset; /* uint64 pages */
+	uint32_t span_next_offset;   /* uint64 next span's address */
+	uint32_t page_shift;	     /* log2 of the page size (13) */
+	uint64_t region_base;	     /* the region's first byte, 0: none */
+	uint64_t run_meta;	     /* the run entries' array */
+	uint64_t run_frontier_addr;  /* uint32: runs are pages below it */
+	uint32_t region_pages;	     /* entries in the array */
+	uint32_t run_entry_size;     /* bytes per entry */
+	uint32_t run_tag_offset;     /* uint16 tag */
+	uint32_t run_len_offset;     /* uint32 pages of the run */
+	uint16_t run_tag_used;	     /* tag of a run in use */
+	uint16_t run_tag_free;	     /* tag of a free run's head */
+	uint32_t reserved;
+};
+HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_heap_map) == 96,
+			heap_map_abi);
 
 #endif /* HEAPSCOPE_ABI_H */
