@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/core/free.c - free slow paths (NULL, foreign pointers, large
- * spans), hs_free_unsampled for the sampling side, and usable size.
+ * allocator/core/free.c - free slow paths (NULL, the sampled region,
+ * foreign pointers, large spans), hs_free_unsampled for the sampling
+ * side, and usable size.
  *
  * A pointer the heap does not own (no span in the pagemap, e.g. a block
  * of the dynamic loader's minimal malloc from before we took over) is
@@ -25,10 +26,14 @@ static HS_COLD void foreign_free(void *p)
 		       p);
 }
 
-HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s)
+HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s, size_t size_hint)
 {
 	if (!p)
 		return;
+	if (!s && hs_is_sampled(p)) {
+		hs_sampled_free(p, size_hint);
+		return;
+	}
 	/* both callers send a small span's objects to the thread cache */
 	hs_assert_internal(!s || s->size_class == 0);
 	if (!s || s->location != HS_SPAN_IN_USE || p != hs_span_addr(s)) {
@@ -40,7 +45,8 @@ HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s)
 
 void hs_free_unsampled(void *p)
 {
-	hs_free_core(p);
+	hs_assert_internal(!hs_is_sampled(p));
+	hs_free_inline(p, 0);
 }
 
 size_t hs_usable_size(const void *p)

@@ -16,51 +16,41 @@
 
 /* ---- free.c ---- */
 
-/* Free of a NULL, foreign or large pointer (s = pagemap entry). */
-void hs_free_slow(void *p, hs_span_t *s) HS_NOINLINE;
+/* Free of a pointer whose pagemap entry s is NULL or a large span: NULL,
+ * a pointer in the sampled region (its pages are never in the pagemap:
+ * hs_sampled_free, with size_hint), a large block, or a foreign pointer
+ * (ignored, one warning per process). */
+void hs_free_slow(void *p, hs_span_t *s, size_t size_hint) HS_NOINLINE;
 /* Usable size of any pointer; 0 for NULL or foreign pointers. */
 size_t hs_usable_size(const void *p);
 
 /*
- * The core's free of p, not in the sampled region: pagemap lookup, then
- * a push on the thread cache's list of p's class (hs_tc_push).  It hands
- * off:
- *  - p NULL, foreign (no span: the pagemap's empty nodes read NULL, no
- *    test on the way), or a large block (class 0): hs_free_slow;
+ * free(p) with an optional size hint (0 = unknown).  The fast path: the
+ * pagemap lookup, then a push on the thread cache's list of p's class
+ * (hs_tc_push).  The sampled region needs no test of its own here: its
+ * pages are never entered in the pagemap, so its pointers read NULL (the
+ * empty nodes read NULL, no test on the way) like NULL and foreign
+ * pointers.  It hands off:
+ *  - no span (p NULL, in the sampled region: a sample, or a large block
+ *    the region serves; or foreign), or a large block (class 0):
+ *    hs_free_slow, which sends the region's pointers to hs_sampled_free
+ *    with the hint (it checks sized frees of samples);
  *  - a list with no room (length >= max_length): hs_tc_overflow takes p
  *    and gives a batch back.  This also catches a thread without a cache
  *    (the read-only hs_tc_empty and hs_tc_dead have max_length 0: p goes
  *    straight to the central list), so nothing writes to them.
- * It assumes p is not in the sampled region (hs_free_inline tests that).
- */
-static inline void hs_free_core(void *p)
-{
-	hs_span_t *s = hs_pagemap_lookup(p); /* NULL for p == NULL */
-	unsigned cls;
-	if (HS_UNLIKELY(!s || !(cls = s->size_class))) {
-		hs_free_slow(p, s);
-		return;
-	}
-	hs_tc_push(cls, p);
-}
-
-/*
- * free(p) with an optional size hint (0 = unknown).  The fast path: one
- * compare for the sampled region, then hs_free_core.  It hands off:
- *  - p in the sampled region (a sample, or a large block the region
- *    serves): hs_sampled_free, with the hint, which checks sized frees
- *    of samples;
- *  - everything hs_free_core hands off.
  * Before sampling is set up the region is empty (size 0): no pointer is
  * in it.
  */
 static inline void hs_free_inline(void *p, size_t size_hint)
 {
-	if (HS_UNLIKELY(hs_is_sampled(p))) {
-		hs_sampled_free(p, size_hint);
+	hs_span_t *s = hs_pagemap_lookup(p); /* NULL for p == NULL */
+	unsigned cls;
+	if (HS_UNLIKELY(!s || !(cls = s->size_class))) {
+		hs_free_slow(p, s, size_hint);
 		return;
 	}
-	hs_free_core(p);
+	hs_tc_push(cls, p);
 }
 
 #endif /* HS_FREE_H */

@@ -3,8 +3,10 @@
  * allocator/core/pagemap.c - creation and update of the page -> span radix
  * tree (lookups are inline in pagemap.h).
  */
+#include "base/assert.h"
 #include "base/os.h"
 #include "core/pagemap.h"
+#include "sampling.h"
 
 #define PM_OS_PAGE 4096
 #define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(hs_span_t *)) /* 512 */
@@ -68,6 +70,9 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 
 void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 {
+	/* free's fast path relies on it (core/free.h) */
+	hs_assert_internal(!span ||
+			   !hs_is_sampled((void *)(page << HS_PAGE_SHIFT)));
 	hs_pm_mid_t *mid = hs_pm_mid_of(
 		hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)]);
 	hs_pm_leaf_t *leaf =

@@ -93,8 +93,9 @@ static inline hs_span_t *hs_pagemap_lookup(const void *p)
  * holds the page heap lock. */
 bool hs_pagemap_ensure(uintptr_t page, size_t n);
 
-/* Maps page -> span (span may be NULL).  Nodes must exist.  Caller holds
- * the page heap lock. */
+/* Maps page -> span (span may be NULL; never a page of the sampled
+ * region, which free's fast path relies on: core/free.h).  Nodes must
+ * exist.  Caller holds the page heap lock. */
 void hs_pagemap_set(uintptr_t page, hs_span_t *span);
 
 /* Maps every page of span to span (small-object spans only: a large or

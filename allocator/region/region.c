@@ -8,7 +8,8 @@
  * per live sample over 64 MiB, which gets transparent huge pages as the
  * page heap would give it: hs_pages_set_huge), strict overcommit charges
  * only what was used, and the kernel refuses a block it could not back;
- * free recognises a pointer in it with one compare (hs_is_sampled).
+ * free recognises a pointer in it with one compare (hs_is_sampled) once
+ * the pagemap, which never holds the region's pages, found no span.
  * Every block in it owns whole 8 KiB pages (region/pages.c) and
  * starts at its first page; freed pages stay committed in a bounded
  * cache and are reused first.  Two kinds of blocks share those pages:
