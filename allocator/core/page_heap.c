@@ -34,6 +34,7 @@
 
 #include "base/assert.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/options.h"
 #include "base/os.h"
 #include "base/stats.h"
@@ -41,7 +42,7 @@
 #include "core/page_heap_internal.h"
 #include "core/pagemap.h"
 
-static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t heap_lock = HS_MUTEX_INIT;
 hs_span_t *hs_ph_lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
 /* Bit n of nonempty[k] set iff lists[k][n] has a span: a best-fit search
  * is a few word scans instead of up to 128 list heads per kind. */
@@ -538,5 +539,5 @@ void hs_page_heap_unlock(void)
 
 void hs_page_heap_reinit(void)
 {
-	pthread_mutex_init(&heap_lock, NULL);
+	hs_mutex_reinit(&heap_lock);
 }
