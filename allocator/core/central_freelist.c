@@ -131,33 +131,41 @@ static void unlink_span(central_t *c, hs_span_t *s)
 	s->in_list = 0;
 }
 
-/* A new span for class cls and shard `shard`, not yet on a list.  Called
- * without the class lock (the page heap has its own, which may wait for
- * an mmap): other threads' frees to this class go on meanwhile.  NULL on
- * ENOMEM. */
-static hs_span_t *new_span(unsigned cls, unsigned shard)
+/* Up to n new spans (NEW_MAX at most) for class cls and shard `shard`
+ * into out[], not yet on a list, under one acquisition of the page heap
+ * lock.  Called without the class lock (the page heap's may wait for an
+ * mmap): other threads' frees to this class go on meanwhile.  Returns
+ * how many (0 on ENOMEM). */
+#define NEW_MAX 16
+static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
+			size_t n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
-	hs_span_t *s = hs_page_heap_alloc_small(ci->pages);
-	if (!s)
-		return NULL;
-	char *base = hs_span_addr(s);
-	s->freelist = NULL;
-	s->carve = base;
-	s->carve_left = ci->objects;
-	s->allocated = 0;
-	s->shard = (uint8_t)shard;
-	/* publish the class before any object of the span escapes; the
-	 * pagemap entries carry it too, for free's fast path */
-	__atomic_store_n(&s->size_class, (uint8_t)cls, __ATOMIC_RELEASE);
-	hs_pagemap_set_class(s, cls);
-	hs_stat_add(HS_STAT_small_span_bytes, (int64_t)hs_span_bytes(s));
-	hs_stat_add(HS_STAT_central_free_bytes,
-		    (int64_t)ci->objects * ci->size);
-	hs_stat_add(
-		HS_STAT_span_waste_bytes,
-		(int64_t)(hs_span_bytes(s) - (uint64_t)ci->objects * ci->size));
-	return s;
+	if (n > NEW_MAX)
+		n = NEW_MAX;
+	n = hs_page_heap_alloc_small_n(ci->pages, out, n);
+	for (size_t i = 0; i < n; i++) {
+		hs_span_t *s = out[i];
+		s->freelist = NULL;
+		s->carve = hs_span_addr(s);
+		s->carve_left = ci->objects;
+		s->allocated = 0;
+		s->shard = (uint8_t)shard;
+		/* publish the class before any object of the span escapes;
+		 * the pagemap entries carry it too, for free's fast path */
+		__atomic_store_n(&s->size_class, (uint8_t)cls,
+				 __ATOMIC_RELEASE);
+		hs_pagemap_set_class(s, cls);
+	}
+	if (n) {
+		int64_t k = (int64_t)n, bytes = (int64_t)ci->pages
+						<< HS_PAGE_SHIFT;
+		int64_t used = (int64_t)ci->objects * ci->size;
+		hs_stat_add(HS_STAT_small_span_bytes, k * bytes);
+		hs_stat_add(HS_STAT_central_free_bytes, k * used);
+		hs_stat_add(HS_STAT_span_waste_bytes, k * (bytes - used));
+	}
+	return n;
 }
 
 /* Moves up to `want` objects of span s onto the front of *chain (*last:
@@ -225,12 +233,20 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	while (got < n) {
 		hs_span_t *s = c->nonempty;
 		if (!s) {
+			/* as many spans as the rest of the request needs, so
+			 * each is carved from below (none on the list with
+			 * nothing out) */
+			hs_span_t *fresh[NEW_MAX];
+			const uint32_t per = hs_classes[cls].objects;
+			size_t k = ((size_t)(n - got) + per - 1) / per;
 			hs_spin_unlock(&c->lock);
-			s = new_span(cls, shard);
+			k = new_spans(cls, shard, fresh, k);
 			hs_spin_lock(&c->lock);
-			if (!s)
+			if (!k)
 				break;
-			link_span(c, s);
+			while (k)
+				link_span(c, fresh[--k]);
+			s = c->nonempty;
 		}
 		got += take_objects(s, size, n - got, &chain, &last);
 		if (!s->freelist && !s->carve_left)
@@ -323,15 +339,13 @@ static void insert_spans(unsigned cls, void *head, int n)
 		head = rest;
 		n = nrest;
 	}
-	while (empty) {
-		hs_span_t *s = empty;
-		const hs_class_info_t *sci = &hs_classes[cls];
-		empty = s->next;
-		s->next = NULL;
+	for (hs_span_t *s = empty; s; s = s->next)
 		waste_delta -= (int64_t)(hs_span_bytes(s) -
-					 (uint64_t)sci->objects * sci->size);
-		hs_page_heap_free_small(s);
-	}
+					 (uint64_t)ci->objects * ci->size);
+	/* one page heap lock for all of them (rptestN: a batch of a 4-16
+	 * KiB class empties several 1-7 object spans) */
+	if (empty)
+		hs_page_heap_free_small_list(empty);
 	/* once per batch: the statistics' cache line is shared by all */
 	if (span_delta)
 		hs_stat_add(HS_STAT_small_span_bytes, span_delta);

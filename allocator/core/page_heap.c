@@ -34,6 +34,7 @@
 
 #include "base/assert.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/options.h"
 #include "base/os.h"
 #include "base/stats.h"
@@ -41,7 +42,7 @@
 #include "core/page_heap_internal.h"
 #include "core/pagemap.h"
 
-static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t heap_lock = HS_MUTEX_INIT;
 hs_span_t *hs_ph_lists[2][MAX_LIST + 1]; /* [MAX_LIST]: >= MAX_LIST pages */
 /* Bit n of nonempty[k] set iff lists[k][n] has a span: a best-fit search
  * is a few word scans instead of up to 128 list heads per kind. */
@@ -362,23 +363,21 @@ static hs_span_t *merge_run_locked(size_t want)
 	return find_locked(want);
 }
 
-/* hs_page_heap_alloc; small: map every page (hs_page_heap_alloc_small). */
-static hs_span_t *page_heap_alloc(size_t npages, size_t align_pages, bool small)
+/* A span of npages (start aligned to align_pages) from the free lists,
+ * or NULL; small: map every page.  Caller holds heap_lock. */
+static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small)
 {
 	if (align_pages < 1)
 		align_pages = 1;
 	size_t want = npages + align_pages - 1;
 	if (npages == 0 || want < npages || want > ((size_t)1 << HS_PM_BITS))
 		return NULL;
-	pthread_mutex_lock(&heap_lock);
 	hs_span_t *s = find_locked(want);
 	if (!s)
 		s = merge_run_locked(want);
 	if (!s) {
-		if (!grow_locked(want)) {
-			pthread_mutex_unlock(&heap_lock);
+		if (!grow_locked(want))
 			return NULL;
-		}
 		s = find_locked(want);
 	}
 	uint8_t loc = s->location;
@@ -394,7 +393,6 @@ static hs_span_t *page_heap_alloc(size_t npages, size_t align_pages, bool small)
 		if (s->start & (align_pages - 1)) {
 			/* no metadata to split: fail cleanly */
 			hs_ph_free_locked(s, loc);
-			pthread_mutex_unlock(&heap_lock);
 			return NULL;
 		}
 		if (s->npages > npages)
@@ -404,29 +402,44 @@ static hs_span_t *page_heap_alloc(size_t npages, size_t align_pages, bool small)
 	/* under the lock: hs_pagemap_trim must see the entries */
 	if (small)
 		hs_pagemap_set_range(s);
-	pthread_mutex_unlock(&heap_lock);
 	hs_assert_internal(s->location == HS_SPAN_IN_USE &&
 			   s->npages >= npages && s->size_class == 0 &&
 			   !(s->start & (align_pages - 1)));
-	hs_assert_expensive(hs_page_heap_is_valid());
 	return s;
 }
 
 hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 {
-	return page_heap_alloc(npages, align_pages, false);
+	pthread_mutex_lock(&heap_lock);
+	hs_span_t *s = alloc_locked(npages, align_pages, false);
+	pthread_mutex_unlock(&heap_lock);
+	hs_assert_expensive(hs_page_heap_is_valid());
+	return s;
+}
+
+size_t hs_page_heap_alloc_small_n(size_t npages, hs_span_t **out, size_t n)
+{
+	size_t got = 0;
+	pthread_mutex_lock(&heap_lock);
+	while (got < n && (out[got] = alloc_locked(npages, 1, true)))
+		got++;
+	pthread_mutex_unlock(&heap_lock);
+	hs_assert_expensive(hs_page_heap_is_valid());
+	return got;
 }
 
 hs_span_t *hs_page_heap_alloc_small(size_t npages)
 {
-	return page_heap_alloc(npages, 1, true);
+	hs_span_t *s = NULL;
+	hs_page_heap_alloc_small_n(npages, &s, 1);
+	return s;
 }
 
-/* hs_page_heap_free; small: clear the interior entries first. */
-static void page_heap_free(hs_span_t *s, bool small)
+/* Gives IN_USE span s back; small: clear the interior entries first.
+ * Caller holds heap_lock and runs the release policy afterwards. */
+static void free_locked(hs_span_t *s, bool small)
 {
 	hs_assert(s->location == HS_SPAN_IN_USE);
-	pthread_mutex_lock(&heap_lock);
 	if (small)
 		for (size_t i = 1; i + 1 < s->npages; i++)
 			hs_pagemap_set(s->start + i, NULL);
@@ -437,19 +450,34 @@ static void page_heap_free(hs_span_t *s, bool small)
 	s->allocated = 0;
 	s->in_list = 0;
 	hs_ph_free_locked(s, HS_SPAN_FREE);
+}
+
+void hs_page_heap_free(hs_span_t *s)
+{
+	pthread_mutex_lock(&heap_lock);
+	free_locked(s, false);
 	hs_ph_release_policy_locked();
 	pthread_mutex_unlock(&heap_lock);
 	hs_assert_expensive(hs_page_heap_is_valid());
 }
 
-void hs_page_heap_free(hs_span_t *s)
+void hs_page_heap_free_small_list(hs_span_t *list)
 {
-	page_heap_free(s, false);
+	pthread_mutex_lock(&heap_lock);
+	while (list) {
+		hs_span_t *s = list;
+		list = s->next; /* free_locked links s into a free list */
+		free_locked(s, true);
+	}
+	hs_ph_release_policy_locked();
+	pthread_mutex_unlock(&heap_lock);
+	hs_assert_expensive(hs_page_heap_is_valid());
 }
 
 void hs_page_heap_free_small(hs_span_t *s)
 {
-	page_heap_free(s, true);
+	s->next = NULL;
+	hs_page_heap_free_small_list(s);
 }
 
 bool hs_page_heap_try_grow(hs_span_t *s, size_t npages)
@@ -538,5 +566,5 @@ void hs_page_heap_unlock(void)
 
 void hs_page_heap_reinit(void)
 {
-	pthread_mutex_init(&heap_lock, NULL);
+	hs_mutex_reinit(&heap_lock);
 }

@@ -34,12 +34,24 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages);
  * sets size_class.  Thread-safe. */
 hs_span_t *hs_page_heap_alloc_small(size_t npages);
 
+/* Up to n spans of npages each, as hs_page_heap_alloc_small, into out[],
+ * under one acquisition of the page heap lock (a refill of a class whose
+ * spans hold fewer objects than its batch needs several: rptestN's
+ * classes of 4-16 KiB hold 1-7 objects per span for batches of 4-19).
+ * Returns how many (fewer on ENOMEM).  Thread-safe. */
+size_t hs_page_heap_alloc_small_n(size_t npages, hs_span_t **out, size_t n);
+
 /* Gives an IN_USE span back (coalesces with free neighbours; may return
  * memory to the OS under the release policy).  _small: a span from
  * hs_page_heap_alloc_small, whose interior entries are cleared.
  * Thread-safe. */
 void hs_page_heap_free(hs_span_t *s);
 void hs_page_heap_free_small(hs_span_t *s);
+
+/* Gives back every span of the list linked by ->next (each as
+ * hs_page_heap_free_small) under one acquisition of the page heap lock,
+ * then runs the release policy once.  Thread-safe. */
+void hs_page_heap_free_small_list(hs_span_t *list);
 
 /* Grows IN_USE large span s in place to npages pages when the pages right
  * after it are free; true on success (edges moved).  Thread-safe. */

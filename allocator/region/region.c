@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "base/mutex.h"
 #include "base/os.h"
 #include "base/stats.h"
 #include "region/region.h"
@@ -40,7 +41,7 @@ _Static_assert((HS_REGION_ALIGN & (HS_REGION_ALIGN - 1)) == 0 &&
 uintptr_t hs_sampled_start;
 uintptr_t hs_sampled_size;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock = HS_MUTEX_INIT;
 static void *reserved; /* hs_region_reserve's result */
 static size_t reserved_size;
 static uint64_t *cached_mirror; /* see hs_region_start */
