@@ -151,9 +151,11 @@ static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
 		s->carve_left = ci->objects;
 		s->allocated = 0;
 		s->shard = (uint8_t)shard;
-		/* publish the class before any object of the span escapes */
+		/* publish the class before any object of the span escapes;
+		 * the pagemap entries carry it too, for free's fast path */
 		__atomic_store_n(&s->size_class, (uint8_t)cls,
 				 __ATOMIC_RELEASE);
+		hs_pagemap_set_class(s, cls);
 	}
 	if (n) {
 		int64_t k = (int64_t)n, bytes = (int64_t)ci->pages
@@ -273,6 +275,9 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 			unlink_span(c, s);
 		*span_delta -= (int64_t)hs_span_bytes(s);
 		*free_delta -= (int64_t)(ci->objects - k) * ci->size;
+		/* no object of s is out: free's fast path no longer
+		 * needs the class, and the page heap must not see it */
+		hs_pagemap_set_class(s, 0);
 		__atomic_store_n(&s->size_class, 0, __ATOMIC_RELAXED);
 		s->next = *empty;
 		*empty = s;

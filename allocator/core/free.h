@@ -26,13 +26,15 @@ size_t hs_usable_size(const void *p);
 
 /*
  * free(p) with an optional size hint (0 = unknown).  The fast path: the
- * pagemap lookup, then a push on the thread cache's list of p's class
- * (hs_tc_push).  The sampled region needs no test of its own here: its
+ * pagemap lookup, whose entry carries the class of a small-object span's
+ * pages (core/pagemap.h), then a push on the thread cache's list of p's
+ * class (hs_tc_push).  The sampled region needs no test of its own here: its
  * pages are never entered in the pagemap, so its pointers read NULL (the
  * empty nodes read NULL, no test on the way) like NULL and foreign
  * pointers.  It hands off:
- *  - no span (p NULL, in the sampled region: a sample, or a large block
- *    the region serves; or foreign), or a large block (class 0):
+ *  - no class in the entry: no span (p NULL, in the sampled region: a
+ *    sample, or a large block the region serves; or foreign), or a large
+ *    block:
  *    hs_free_slow, which sends the region's pointers to hs_sampled_free
  *    with the hint (it checks sized frees of samples);
  *  - a list with no room (length >= max_length): hs_tc_overflow takes p
@@ -44,10 +46,11 @@ size_t hs_usable_size(const void *p);
  */
 static inline void hs_free_inline(void *p, size_t size_hint)
 {
-	hs_span_t *s = hs_pagemap_lookup(p); /* NULL for p == NULL */
-	unsigned cls;
-	if (HS_UNLIKELY(!s || !(cls = s->size_class))) {
-		hs_free_slow(p, s, size_hint);
+	/* 0 for p == NULL */
+	uintptr_t e = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT);
+	unsigned cls = hs_pm_entry_class(e);
+	if (HS_UNLIKELY(!cls)) {
+		hs_free_slow(p, hs_pm_entry_span(e), size_hint);
 		return;
 	}
 	hs_tc_push(cls, p);

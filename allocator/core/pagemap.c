@@ -9,7 +9,7 @@
 #include "sampling.h"
 
 #define PM_OS_PAGE 4096
-#define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(hs_span_t *)) /* 512 */
+#define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(uintptr_t)) /* 512 */
 
 /* Leaves come from hs_meta_alloc, which page-aligns them. */
 _Static_assert(sizeof(hs_pm_leaf_t) % PM_OS_PAGE == 0,
@@ -78,14 +78,33 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 	hs_pm_leaf_t *leaf =
 		hs_pm_leaf_of(mid->leaf[(page >> HS_PM_LEAF_BITS) &
 					((1 << HS_PM_MID_BITS) - 1)]);
-	__atomic_store_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)], span,
-			 __ATOMIC_RELEASE);
+	hs_assert_internal(!((uintptr_t)span & ~HS_PM_SPAN_MASK));
+	__atomic_store_n(&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)],
+			 (uintptr_t)span, __ATOMIC_RELEASE);
 }
 
 void hs_pagemap_set_range(hs_span_t *span)
 {
 	for (size_t i = 0; i < span->npages; i++)
 		hs_pagemap_set(span->start + i, span);
+}
+
+void hs_pagemap_set_class(hs_span_t *span, unsigned cls)
+{
+	uintptr_t e = (uintptr_t)span | (uintptr_t)cls << HS_PM_CLASS_SHIFT;
+
+	for (size_t i = 0; i < span->npages; i++) {
+		uintptr_t page = span->start + i;
+		hs_pm_mid_t *mid = hs_pm_mid_of(hs_pagemap_root
+			[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)]);
+		hs_pm_leaf_t *leaf =
+			hs_pm_leaf_of(mid->leaf[(page >> HS_PM_LEAF_BITS) &
+						((1 << HS_PM_MID_BITS) - 1)]);
+		uintptr_t *slot =
+			&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)];
+		hs_assert_internal(hs_pm_entry_span(*slot) == span);
+		__atomic_store_n(slot, e, __ATOMIC_RELEASE);
+	}
 }
 
 /* Entry of page `page` pointing at s is one the page heap relies on.
@@ -137,14 +156,14 @@ size_t hs_pagemap_trim(void)
 		     i += PM_PER_OS_PAGE) {
 			bool used = false, needed = false;
 			for (size_t j = i; j < i + PM_PER_OS_PAGE; j++) {
-				hs_span_t *s = leaf->span[j];
+				hs_span_t *s = hs_pm_entry_span(leaf->entry[j]);
 				used |= s != NULL;
 				if (entry_needed(s, base + j)) {
 					needed = true;
 					break;
 				}
 			}
-			char *pg = (char *)&leaf->span[i];
+			char *pg = (char *)&leaf->entry[i];
 			if (needed) {
 				flush_run(&run, &len);
 				continue;
@@ -177,7 +196,8 @@ int hs_pagemap_is_valid(void)
 		if (leaf == &hs_pm_empty_leaf)
 			continue;
 		for (uintptr_t j = 0; j < (1 << HS_PM_LEAF_BITS); j++) {
-			const hs_span_t *s = leaf->span[j];
+			uintptr_t e = leaf->entry[j];
+			const hs_span_t *s = hs_pm_entry_span(e);
 			uintptr_t page = (li << HS_PM_LEAF_BITS) + j;
 			if (!s)
 				continue;
@@ -188,6 +208,10 @@ int hs_pagemap_is_valid(void)
 			if (!edge && (s->location != HS_SPAN_IN_USE ||
 				      s->size_class == 0))
 				return 0; /* interior of a large/free span */
+			if (hs_pm_entry_class(e) &&
+			    (hs_pm_entry_class(e) != s->size_class ||
+			     s->location != HS_SPAN_IN_USE))
+				return 0; /* a class the span does not have */
 		}
 	}
 	return 1;

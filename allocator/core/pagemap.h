@@ -27,8 +27,16 @@
 #define HS_PM_MID_BITS 11
 #define HS_PM_ROOT_BITS (HS_PM_BITS - HS_PM_LEAF_BITS - HS_PM_MID_BITS)
 
+/* A leaf entry: the address of the span owning the page (0: none), with
+ * the span's size class in the top byte (HS_PM_CLASS_SHIFT) on the pages
+ * of a small-object span that has one (hs_pagemap_set_class), so free
+ * finds the class without reading the span; 0 there otherwise.  Span
+ * objects are user addresses below 2^47. */
+#define HS_PM_CLASS_SHIFT 56
+#define HS_PM_SPAN_MASK (((uintptr_t)1 << HS_PM_CLASS_SHIFT) - 1)
+
 typedef struct hs_pm_leaf {
-	hs_span_t *span[1 << HS_PM_LEAF_BITS];
+	uintptr_t entry[1 << HS_PM_LEAF_BITS];
 } hs_pm_leaf_t;
 
 /* Interior and root slots hold a node's address minus the address of the
@@ -67,12 +75,13 @@ static inline hs_pm_leaf_t *hs_pm_leaf_of(hs_pm_node_t n)
 	return (hs_pm_leaf_t *)((uintptr_t)&hs_pm_empty_leaf + n);
 }
 
-/* Span owning page number `page`, or NULL (not heap memory).  Lock-free;
- * safe for any page number, including garbage. */
-static inline hs_span_t *hs_pagemap_get(uintptr_t page)
+/* Leaf entry of page number `page` (span address | class << 56), or 0
+ * (not heap memory).  Lock-free; safe for any page number, including
+ * garbage. */
+static inline uintptr_t hs_pagemap_entry(uintptr_t page)
 {
 	if (HS_UNLIKELY(page >> HS_PM_BITS))
-		return NULL;
+		return 0;
 	hs_pm_mid_t *mid = hs_pm_mid_of(__atomic_load_n(
 		&hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)],
 		__ATOMIC_ACQUIRE));
@@ -80,8 +89,26 @@ static inline hs_span_t *hs_pagemap_get(uintptr_t page)
 		__atomic_load_n(&mid->leaf[(page >> HS_PM_LEAF_BITS) &
 					   ((1 << HS_PM_MID_BITS) - 1)],
 				__ATOMIC_ACQUIRE));
-	return __atomic_load_n(&leaf->span[page & ((1 << HS_PM_LEAF_BITS) - 1)],
+	return __atomic_load_n(&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)],
 			       __ATOMIC_ACQUIRE);
+}
+
+static inline hs_span_t *hs_pm_entry_span(uintptr_t e)
+{
+	return (hs_span_t *)(e & HS_PM_SPAN_MASK);
+}
+
+/* Size class an entry carries; 0 for a large, free or classless span. */
+static inline unsigned hs_pm_entry_class(uintptr_t e)
+{
+	return (unsigned)(e >> HS_PM_CLASS_SHIFT);
+}
+
+/* Span owning page number `page`, or NULL (not heap memory).  Lock-free;
+ * safe for any page number, including garbage. */
+static inline hs_span_t *hs_pagemap_get(uintptr_t page)
+{
+	return hs_pm_entry_span(hs_pagemap_entry(page));
 }
 
 static inline hs_span_t *hs_pagemap_lookup(const void *p)
@@ -101,6 +128,17 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span);
 /* Maps every page of span to span (small-object spans only: a large or
  * free span maps its first and last pages, page_heap.c). */
 void hs_pagemap_set_range(hs_span_t *span);
+
+/* Rewrites every page's entry of the small-object span `span` (its
+ * pages all mapped to it: hs_pagemap_set_range) to carry class cls (0:
+ * none).  The central list calls it with its class when it makes the
+ * span, before any object escapes, and with 0 when the span is empty,
+ * before it goes back to the page heap.  Needs no page heap lock: while
+ * span is in use as a small-object span nothing else writes its entries,
+ * and hs_pagemap_trim only reads them (the span they name is the same).
+ * Release stores: a reader that sees the class sees what was written
+ * before. */
+void hs_pagemap_set_class(hs_span_t *span, unsigned cls);
 
 /*
  * Gives back to the OS (MADV_DONTNEED) each 4 KiB page of the leaves
