@@ -54,7 +54,7 @@ static uint64_t ncaches;	 /* on all_caches */
 
 /* A thread's first refill of a class takes at most this many bytes of
  * objects (at least one), later ones a whole batch.  A batch was ~64 KiB
- * for the classes above 2 KiB (16 KiB above 512 bytes since), and
+ * for the classes above 2 KiB (16 KiB above 1 KiB since), and
  * carving it writes the link word of each object: a program's one stdio
  * buffer (malloc(4096)) made 64 KiB of the heap resident, against 4 KiB
  * for glibc.  Only the first: the
