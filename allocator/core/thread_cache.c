@@ -53,10 +53,11 @@ static hs_tcache_t *all_caches;	 /* under the metadata lock */
 static uint64_t ncaches;	 /* on all_caches */
 
 /* A thread's first refill of a class takes at most this many bytes of
- * objects (at least one), later ones a whole batch.  A batch is ~64 KiB
- * for the classes above 2 KiB, and carving it writes the link word of
- * each object: a program's one stdio buffer (malloc(4096)) made 64 KiB
- * of the heap resident, against 4 KiB for glibc.  Only the first: the
+ * objects (at least one), later ones a whole batch.  A batch was ~64 KiB
+ * for the classes above 2 KiB (16 KiB above 1 KiB since), and
+ * carving it writes the link word of each object: a program's one stdio
+ * buffer (malloc(4096)) made 64 KiB of the heap resident, against 4 KiB
+ * for glibc.  Only the first: the
  * slow start tried before (every refill from one object up) cost
  * thread_churn 2.7 -> 8 MB, as refills below a batch carved new spans
  * while the transfer cache held batches; a short refill now takes a
