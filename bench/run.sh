@@ -95,11 +95,13 @@ SQL_ROWS=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 150000 * s }')
 	cat "$BENCH/programs/sqlite_workload.sql"
 } >"$TMP/sqlite.sql"
 
-# name|scales with threads (1) or one process only (0)|stdin|command
+# name|scales with threads (1), one process only (0) or a fixed thread
+# count, run once, under the largest of the list (2)|stdin|command
 WORKLOADS=(
 	"small_churn|1|-|$B/small_churn -s $SCALE -t"
 	"larson_server|1|-|$B/larson_server -s $SCALE -t"
 	"producer_consumer|1|-|$B/producer_consumer -s $SCALE -t"
+	"remote_free|2|-|$B/remote_free -s $SCALE"
 	"false_sharing|1|-|$B/false_sharing -s $SCALE -t"
 	"mixed_sizes|1|-|$B/mixed_sizes -s $SCALE -t"
 	"realloc_growth|1|-|$B/realloc_growth -s $SCALE -t"
@@ -175,6 +177,7 @@ for run in $(seq 1 "$RUNS"); do
 		for w in "${WORKLOADS[@]}"; do
 			IFS='|' read -r wname scal win wcmd <<<"$w"
 			[ "$scal" = 0 ] && [ "$T" != 1 ] && continue
+			[ "$scal" = 2 ] && [ "$T" != "${THREAD_LIST##* }" ] && continue
 			args=$wcmd
 			[ "$scal" = 1 ] && args="$wcmd $T"
 			# Rotate the order each run so no allocator always goes first.
