@@ -151,6 +151,12 @@ static void test_resident(void **state)
 			 -E2BIG);
 	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, 5 * 8192, &r),
 			 -E2BIG);
+	/* run entries past what one walk may read: refused before reading
+	 * (the fake memory would give -EFAULT) */
+	m.region_pages = 1u << 26;
+	mem.frontier = m.region_pages;
+	assert_int_equal(hs_heap_map__resident(rd, NULL, fd, &m, BUDGET, &r),
+			 -E2BIG);
 	close(fd);
 }
 

@@ -241,6 +241,16 @@ int hs_cli__parse_lib(const char *cmd, const struct hs_cli_opt *opts, int key,
 	return 0;
 }
 
+int hs_cli__parse_symbolize(const char *cmd, const struct hs_cli_opt *opts,
+			    int key, const char *s, bool *raw)
+{
+	if (strcmp(s, "local") && strcmp(s, "none"))
+		return hs_cli__bad_value(cmd, "--symbolize", s,
+					 hs_cli__accepts(opts, key));
+	*raw = !strcmp(s, "none");
+	return 0;
+}
+
 int hs_cli__parse_pid(const char *cmd, const char *option, const char *s,
 		      pid_t *out)
 {

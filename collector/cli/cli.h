@@ -83,6 +83,12 @@ int hs_cli__parse_pid(const char *cmd, const char *option, const char *s,
 int hs_cli__parse_lib(const char *cmd, const struct hs_cli_opt *opts, int key,
 		      const char *s, const char **out);
 
+/* Parse --symbolize's value, "local" (*raw = false) or "none" (*raw =
+ * true: addresses and build ids only, for heapscope symbolize); else the
+ * one-line error naming what opts' entry key accepts and -EINVAL. */
+int hs_cli__parse_symbolize(const char *cmd, const struct hs_cli_opt *opts,
+			    int key, const char *s, bool *raw);
+
 /* --------------------------------------------------- "record/record.c" */
 
 /* `heapscope record ...`: argv[0] is the program, argv[1] "record" (main.c

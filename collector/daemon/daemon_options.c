@@ -332,11 +332,9 @@ int hs_daemon__parse_args(int argc, char **argv, struct hs_daemon *d)
 			d->leak_interval_ns = (uint64_t)secs * HS_NS_PER_S;
 			break;
 		case OPT_SYMBOLIZE:
-			if (strcmp(optarg, "local") && strcmp(optarg, "none"))
-				return hs_cli__bad_value(
-					cmd, "--symbolize", optarg,
-					hs_cli__accepts(opts, OPT_SYMBOLIZE));
-			d->raw_symbols = !strcmp(optarg, "none");
+			if (hs_cli__parse_symbolize(cmd, opts, OPT_SYMBOLIZE,
+						    optarg, &d->raw_symbols))
+				return -EINVAL;
 			break;
 		case 'v':
 			d->verbose = true;

@@ -175,11 +175,9 @@ int hs_record__parse_args(int argc, char **argv, struct hs_options *o)
 					hs_cli__accepts(opts, OPT_FORMAT));
 			break;
 		case OPT_SYMBOLIZE:
-			if (strcmp(optarg, "local") && strcmp(optarg, "none"))
-				return hs_cli__bad_value(
-					cmd, "--symbolize", optarg,
-					hs_cli__accepts(opts, OPT_SYMBOLIZE));
-			o->raw_symbols = !strcmp(optarg, "none");
+			if (hs_cli__parse_symbolize(cmd, opts, OPT_SYMBOLIZE,
+						    optarg, &o->raw_symbols))
+				return -EINVAL;
 			break;
 		case 'v':
 			o->verbose = true;

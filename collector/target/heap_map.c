@@ -175,6 +175,8 @@ static int walk_runs(hs_mem_read_fn rd, void *ctx, int pm_fd, uint64_t *buf,
 		return err;
 	if (frontier > m->region_pages)
 		frontier = m->region_pages; /* torn or corrupt: the bound */
+	if ((uint64_t)frontier * es > HS_HEAP_MAP_MAX_RUN_SCAN)
+		return -E2BIG;
 	chunk = malloc(RUN_CHUNK * es);
 	if (!chunk)
 		return -ENOMEM;

@@ -179,6 +179,11 @@ int hs_stats_block__read_mem(void *ctx, uint64_t addr, void *dst, size_t len);
 #define HS_HEAP_MAP_MAX_SPAN_PAGES (1ull << 33) /* HS_LARGE_MAX / 8 KiB */
 #define HS_HEAP_MAP_MAX_REGION_PAGES (1u << 26) /* 512 GiB of 8 KiB */
 #define HS_HEAP_MAP_MAX_ADDR (1ull << 57)	/* user addresses, 5-level */
+/* Bytes of run entries one walk reads at most (frontier x entry size):
+ * 9.6 M entries of the allocator's 28 bytes, a region used up to 73 GiB;
+ * beyond it the walk is refused (-E2BIG: the counters are used), so a
+ * hostile target cannot make one query read gigabytes. */
+#define HS_HEAP_MAP_MAX_RUN_SCAN (256ull << 20)
 
 /* The resident memory of a target's in-use large blocks, measured. */
 struct hs_heap_resident {
