@@ -12,11 +12,7 @@
 # Exit 77 = skip (not root / no BPF / no curl), a failure when CI=true.
 set -u
 HEAPSCOPE=$1 LIB=$2 TARGET=$3
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (BPF)"
 command -v curl >/dev/null || skip "no curl"
 command -v setpriv >/dev/null || skip "no setpriv"
@@ -34,22 +30,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 SOCK=$work/http.sock
-for _try in 1 2 3 4 5; do
-	port=$((10000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen "127.0.0.1:$port" \
-		--listen "unix:$SOCK" 2>"$work/d.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/d.err" && break 2
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q 'BPF' "$work/d.err" && skip "$(head -1 "$work/d.err")"
-	grep -q 'Address already in use' "$work/d.err" || break
-done
-[ -n "$dpid" ] || fail "daemon did not start: $(cat "$work/d.err")"
+hs_start_daemon "$work/d.err" --lib "$LIB" --no-copies --listen "unix:$SOCK"
 B=http://127.0.0.1:$port
 
 mkfifo "$work/in"

@@ -20,15 +20,10 @@ set -u
 MODE=$1 HEAPSCOPE=$2 LIB=$3 TARGET=$4
 T=524288
 
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
-command -v python3 >/dev/null || skip "python3 missing (scripts/bootstrap.sh)"
-command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
+. "$(dirname "$0")/lib.sh"
+hs_need_bpf
+hs_need_cmd python3 python3
+hs_need_cmd curl curl
 
 work=$(mktemp -d)
 chmod 755 "$work" # the unix socket's directory, for user nobody
@@ -75,24 +70,9 @@ record)
 		fail "heapscope leaks failed"
 	;;
 daemon)
-	for _try in 1 2 3 4 5; do
-		PORT=$((10000 + RANDOM % 20000))
-		: >"$work/daemon.err" # not the last try's "listening on"
-		"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
-			--listen "unix:$work/http.sock" --leak-interval 1 \
-			2>"$work/daemon.err" &
-		dpid=$!
-		for _ in $(seq 1 200); do
-			grep -q 'listening on' "$work/daemon.err" && break
-			kill -0 "$dpid" 2>/dev/null || break
-			sleep 0.05
-		done
-		grep -q 'listening on' "$work/daemon.err" && break
-		wait "$dpid" 2>/dev/null
-		dpid=""
-		grep -q 'Address already in use' "$work/daemon.err" || break
-	done
-	[ -n "$dpid" ] || fail "daemon did not start listening"
+	hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies \
+		--listen "unix:$work/http.sock" --leak-interval 1
+	PORT=$port
 	URL=http://127.0.0.1:$PORT/debug/heapscope/leaks
 	code=$(curl -s -o "$work/body" -w '%{http_code}' "$URL")
 	[ "$code" = 400 ] || fail "no pid: HTTP $code, want 400"

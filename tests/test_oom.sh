@@ -36,11 +36,7 @@ MODE=$1 HEAPSCOPE=$2 LIB=$3 GROW=$4
 T=524288
 LIMIT=$((256 * 1024 * 1024))
 
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 fail() {
 	echo "FAIL: $*"
 	echo "--- daemon log"; tail -30 "$work/daemon.err" 2>/dev/null
@@ -51,9 +47,9 @@ fail() {
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF"
 MEMCG=/sys/fs/cgroup/memory
 [ -w $MEMCG/cgroup.procs ] || skip "no cgroup v1 memory controller at $MEMCG"
-command -v go >/dev/null || skip "go tool pprof missing (scripts/bootstrap.sh)"
-command -v curl >/dev/null || skip "curl missing (scripts/bootstrap.sh)"
-command -v python3 >/dev/null || skip "python3 missing (scripts/bootstrap.sh)"
+hs_need_cmd go "go tool pprof"
+hs_need_cmd curl curl
+hs_need_cmd python3 python3
 
 work=$(mktemp -d)
 export PPROF_TMPDIR=$work HOME=$work GOCACHE=$work/gocache
@@ -91,7 +87,7 @@ fi
 echo 0 >"$cg/memory.oom_control" || fail "cannot set memory.oom_control"
 [ "$(cat "$cg/memory.limit_in_bytes")" -eq $LIMIT ] || fail "limit not set"
 
-PORT=$((10000 + RANDOM % 20000)) URL=""
+URL=""
 DUMP=$work/dump KEEP=16 SOCK=$work/http.sock
 mkdir -p "$DUMP"
 if [ "$MODE" = bounds ]; then
@@ -104,24 +100,10 @@ if [ "$MODE" = bounds ]; then
 	fi
 fi
 start_daemon() {
-	for _try in 1 2 3 4 5; do
-		URL=http://127.0.0.1:$PORT
-		rm -f "$SOCK"
-		"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen 127.0.0.1:$PORT \
-			--listen "unix:$SOCK" --dump-dir "$DUMP" --oom-threshold 0.8 \
-			--oom-cooldown 1 --oom-keep $KEEP -v 2>"$work/daemon.err" &
-		dpid=$!
-		for _ in $(seq 1 200); do
-			grep -q 'listening on' "$work/daemon.err" && return 0
-			kill -0 "$dpid" 2>/dev/null || break
-			sleep 0.05
-		done
-		wait "$dpid" 2>/dev/null
-		dpid=""
-		grep -q 'Address already in use' "$work/daemon.err" || break
-		PORT=$((10000 + RANDOM % 20000))
-	done
-	fail "daemon did not start listening"
+	rm -f "$SOCK"
+	hs_start_daemon "$work/daemon.err" --lib "$LIB" --no-copies \
+		--listen "unix:$SOCK" --dump-dir "$DUMP" --oom-threshold 0.8 \
+		--oom-cooldown 1 --oom-keep $KEEP -v
 }
 start_daemon
 if [ "$MODE" = bounds ] && [ -z "$tmpfs" ]; then

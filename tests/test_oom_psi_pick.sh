@@ -18,11 +18,7 @@
 # oom_kill count is 0).  Exit 77 = skip, a failure when CI=true.
 set -u
 HEAPSCOPE=$1 LIB=$2 NEAR=$3 FAR=$4
-skip() {
-	echo "SKIP: $*"
-	if [ "${CI:-}" = "true" ]; then exit 1; fi
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || skip "needs root for BPF and cgroups"
 command -v curl >/dev/null || skip "no curl"
@@ -63,22 +59,7 @@ echo $((1 << 30)) >"$near_cg/memory.limit_in_bytes" # set to usage / 0.7 below
 echo $((1 << 30)) >"$far_cg/memory.limit_in_bytes"
 echo $((16 << 20)) >"$press_cg/memory.limit_in_bytes"
 
-for _try in 1 2 3 4 5; do
-	port=$((10000 + RANDOM % 20000))
-	"$HEAPSCOPE" daemon --lib "$LIB" --no-copies --listen "127.0.0.1:$port" \
-		--oom-threshold 0.95 --oom-cooldown 3600 -v 2>"$work/d.err" &
-	dpid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$work/d.err" && break 2
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$dpid" 2>/dev/null
-	dpid=""
-	grep -q 'BPF' "$work/d.err" && skip "$(head -1 "$work/d.err")"
-	grep -q 'Address already in use' "$work/d.err" || break
-done
-[ -n "$dpid" ] || fail "daemon did not start: $(cat "$work/d.err")"
+hs_start_daemon "$work/d.err" --lib "$LIB" --no-copies --oom-threshold 0.95 --oom-cooldown 3600 -v
 grep -q "no PSI trigger" "$work/d.err" && skip "$(grep 'no PSI trigger' "$work/d.err")"
 B=http://127.0.0.1:$port
 
