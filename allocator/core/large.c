@@ -34,47 +34,6 @@ void hs_large_init(void)
 			       offsetof(hs_span_t, next));
 }
 
-static hs_span_t *list_head(void)
-{
-	return (hs_span_t *)(uintptr_t)hs_heap_map.large_head;
-}
-
-static void list_link(hs_span_t *s)
-{
-	hs_span_t *head;
-
-	hs_page_heap_lock();
-	head = list_head();
-	s->prev = NULL;
-	s->next = head;
-	if (head)
-		head->prev = s;
-	/* the count first: a reader that sees the head sees a count that
-	 * covers it (abi.h) */
-	__atomic_store_n(&hs_heap_map.large_count, hs_heap_map.large_count + 1,
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&hs_heap_map.large_head, (uint64_t)(uintptr_t)s,
-			 __ATOMIC_RELEASE);
-	hs_page_heap_unlock();
-}
-
-static void list_unlink(hs_span_t *s)
-{
-	hs_page_heap_lock();
-	if (s->next)
-		s->next->prev = s->prev;
-	if (s->prev)
-		__atomic_store_n(&s->prev->next, s->next, __ATOMIC_RELEASE);
-	else
-		__atomic_store_n(&hs_heap_map.large_head,
-				 (uint64_t)(uintptr_t)s->next,
-				 __ATOMIC_RELEASE);
-	__atomic_store_n(&hs_heap_map.large_count, hs_heap_map.large_count - 1,
-			 __ATOMIC_RELAXED);
-	s->next = s->prev = NULL;
-	hs_page_heap_unlock();
-}
-
 void *hs_large_alloc_span(size_t n, size_t align)
 {
 	if (n > HS_LARGE_MAX)
@@ -89,7 +48,6 @@ void *hs_large_alloc_span(size_t n, size_t align)
 	if (!s)
 		return NULL;
 	hs_stat_large(HS_POOL_PAGE_HEAP, (int64_t)hs_span_bytes(s), 1);
-	list_link(s);
 	return hs_span_addr(s);
 }
 
@@ -113,6 +71,5 @@ bool hs_large_grow(hs_span_t *s, size_t n)
 void hs_large_free(hs_span_t *s)
 {
 	hs_stat_large(HS_POOL_PAGE_HEAP, -(int64_t)hs_span_bytes(s), -1);
-	list_unlink(s);
 	hs_page_heap_free(s);
 }

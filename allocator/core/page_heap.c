@@ -408,10 +408,51 @@ static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small)
 	return s;
 }
 
+static hs_span_t *large_head(void)
+{
+	return (hs_span_t *)(uintptr_t)hs_heap_map.large_head;
+}
+
+/* Puts large span s on the heap map's list of in-use large spans (linked
+ * through its next/prev, free while it is in use).  Under heap_lock. */
+static void large_link_locked(hs_span_t *s)
+{
+	hs_span_t *head;
+
+	head = large_head();
+	s->prev = NULL;
+	s->next = head;
+	if (head)
+		head->prev = s;
+	/* the count first: a reader that sees the head sees a count that
+	 * covers it (abi.h) */
+	__atomic_store_n(&hs_heap_map.large_count, hs_heap_map.large_count + 1,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&hs_heap_map.large_head, (uint64_t)(uintptr_t)s,
+			 __ATOMIC_RELEASE);
+}
+
+static void large_unlink_locked(hs_span_t *s)
+{
+	if (s->next)
+		s->next->prev = s->prev;
+	if (s->prev)
+		__atomic_store_n(&s->prev->next, s->next, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&hs_heap_map.large_head,
+				 (uint64_t)(uintptr_t)s->next,
+				 __ATOMIC_RELEASE);
+	__atomic_store_n(&hs_heap_map.large_count, hs_heap_map.large_count - 1,
+			 __ATOMIC_RELAXED);
+	s->next = s->prev = NULL;
+}
+
 hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 {
 	pthread_mutex_lock(&heap_lock);
 	hs_span_t *s = alloc_locked(npages, align_pages, false);
+	if (s)
+		large_link_locked(s);
 	pthread_mutex_unlock(&heap_lock);
 	hs_assert_expensive(hs_page_heap_is_valid());
 	return s;
@@ -455,6 +496,7 @@ static void free_locked(hs_span_t *s, bool small)
 void hs_page_heap_free(hs_span_t *s)
 {
 	pthread_mutex_lock(&heap_lock);
+	large_unlink_locked(s);
 	free_locked(s, false);
 	hs_ph_release_policy_locked();
 	pthread_mutex_unlock(&heap_lock);

@@ -25,7 +25,9 @@
  * span->zeroed tells whether all its bytes are known to read as zero.
  * NULL when the kernel's overcommit policy refuses the memory (new
  * memory is mapped before any metadata is made) or the request is
- * beyond the address space the pagemap covers.  Thread-safe.
+ * beyond the address space the pagemap covers.  The span goes on the
+ * heap map's list of in-use large spans (abi.h) until hs_page_heap_free
+ * takes it back, under the same lock.  Thread-safe.
  */
 hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages);
 

@@ -68,19 +68,24 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 	return true;
 }
 
-void hs_pagemap_set(uintptr_t page, hs_span_t *span)
+/* The leaf entry of `page`, whose nodes exist (hs_pagemap_ensure). */
+static uintptr_t *slot_of(uintptr_t page)
 {
-	/* free's fast path relies on it (core/free.h) */
-	hs_assert_internal(!span ||
-			   !hs_is_sampled((void *)(page << HS_PAGE_SHIFT)));
 	hs_pm_mid_t *mid = hs_pm_mid_of(
 		hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)]);
 	hs_pm_leaf_t *leaf =
 		hs_pm_leaf_of(mid->leaf[(page >> HS_PM_LEAF_BITS) &
 					((1 << HS_PM_MID_BITS) - 1)]);
+	return &leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)];
+}
+
+void hs_pagemap_set(uintptr_t page, hs_span_t *span)
+{
+	/* free's fast path relies on it (core/free.h) */
+	hs_assert_internal(!span ||
+			   !hs_is_sampled((void *)(page << HS_PAGE_SHIFT)));
 	hs_assert_internal(!((uintptr_t)span & ~HS_PM_SPAN_MASK));
-	__atomic_store_n(&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)],
-			 (uintptr_t)span, __ATOMIC_RELEASE);
+	__atomic_store_n(slot_of(page), (uintptr_t)span, __ATOMIC_RELEASE);
 }
 
 void hs_pagemap_set_range(hs_span_t *span)
@@ -94,14 +99,7 @@ void hs_pagemap_set_class(hs_span_t *span, unsigned cls)
 	uintptr_t e = (uintptr_t)span | (uintptr_t)cls << HS_PM_CLASS_SHIFT;
 
 	for (size_t i = 0; i < span->npages; i++) {
-		uintptr_t page = span->start + i;
-		hs_pm_mid_t *mid = hs_pm_mid_of(hs_pagemap_root
-			[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)]);
-		hs_pm_leaf_t *leaf =
-			hs_pm_leaf_of(mid->leaf[(page >> HS_PM_LEAF_BITS) &
-						((1 << HS_PM_MID_BITS) - 1)]);
-		uintptr_t *slot =
-			&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)];
+		uintptr_t *slot = slot_of(span->start + i);
 		hs_assert_internal(hs_pm_entry_span(*slot) == span);
 		__atomic_store_n(slot, e, __ATOMIC_RELEASE);
 	}

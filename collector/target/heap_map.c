@@ -95,13 +95,6 @@ static int measure(int pm_fd, uint64_t *buf, uint64_t addr, uint64_t len,
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int walk_spans(hs_mem_read_fn rd, void *ctx, int pm_fd, uint64_t *buf,
 		      const struct heapscope_heap_map *m,
 		      struct hs_heap_resident *out)
@@ -147,12 +140,10 @@ static int walk_spans(hs_mem_read_fn rd, void *ctx, int pm_fd, uint64_t *buf,
 			goto out;
 		at = next;
 	}
-	qsort(seen, n, sizeof(*seen), cmp_u64);
-	for (uint64_t i = 1; i < n; i++)
-		if (seen[i] == seen[i - 1]) {
-			err = -EBADMSG;
-			goto out;
-		}
+	if (hs_target__has_repeat(seen, n)) {
+		err = -EBADMSG; /* a cycle */
+		goto out;
+	}
 	out->spans = n;
 out:
 	free(seen);

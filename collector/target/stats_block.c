@@ -78,6 +78,15 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+bool hs_target__has_repeat(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] == v[i - 1])
+			return true;
+	return false;
+}
+
 /* Sum the bytes on the thread caches' lists (racy per list, each count
  * exact at some moment: the threads keep running). */
 static int sum_tcaches(hs_mem_read_fn rd, void *ctx,
@@ -128,12 +137,10 @@ static int sum_tcaches(hs_mem_read_fn rd, void *ctx,
 		at = next;
 	}
 	/* A cycle visits some address twice. */
-	qsort(seen, n, sizeof(*seen), cmp_u64);
-	for (uint64_t i = 1; i < n; i++)
-		if (seen[i] == seen[i - 1]) {
-			err = -EBADMSG;
-			goto out;
-		}
+	if (hs_target__has_repeat(seen, n)) {
+		err = -EBADMSG;
+		goto out;
+	}
 	out->tcache_bytes = sum;
 	out->tcaches = n;
 out:

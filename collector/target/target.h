@@ -168,6 +168,9 @@ struct hs_stats_snapshot {
  */
 int hs_stats_block__read(hs_mem_read_fn rd, void *rd_ctx, uint64_t addr,
 			 struct hs_stats_snapshot *out);
+/* Sorts v[0..n) and says whether a value is in it twice: the nodes of a
+ * list walked through a target's memory (a cycle visits one twice). */
+bool hs_target__has_repeat(uint64_t *v, size_t n);
 /* A reader through /proc/PID/mem: ctx points to an open file descriptor
  * of it (pread; a short read is -EFAULT).  Thread-safe. */
 int hs_stats_block__read_mem(void *ctx, uint64_t addr, void *dst, size_t len);
