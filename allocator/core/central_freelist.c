@@ -385,6 +385,21 @@ void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 	insert_spans(cls, head, n);
 }
 
+void hs_central_insert_chain(unsigned cls, void *head, int n)
+{
+	hs_assert(n > 0 && cls > 0 && cls < HS_NUM_CLASSES);
+	insert_spans(cls, head, n);
+}
+
+bool hs_central_tc_full(unsigned cls, const void *obj)
+{
+	const central_t *c = &centrals[hs_pagemap_lookup(obj)->shard][cls];
+	if (!__atomic_load_n(&c->tc, __ATOMIC_RELAXED))
+		return tc_capacity(cls) == 0; /* slots come with a batch */
+	return __atomic_load_n(&c->tc_n, __ATOMIC_RELAXED) >=
+	       __atomic_load_n(&c->tc_max, __ATOMIC_RELAXED);
+}
+
 /* After a drain: gives back the pages of the transfer caches' slot
  * arrays (up to 2 KiB per class and shard, ~40 KiB for a thread that used
  * every small class), which read back as zero and fault in again on the
