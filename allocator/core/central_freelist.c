@@ -195,7 +195,16 @@ static int take_objects(hs_span_t *s, size_t size, int want, void **chain,
 		m = s->carve_left;
 	if (m) {
 		char *first = s->carve, *end = first + (size_t)(m - 1) * size;
-		for (char *o = first; o < end; o += size)
+		char *o = first;
+		/* four links per trip: ~3 instructions an object, not 5 */
+		for (; o + 4 * size <= end; o += 4 * size) {
+			char *b = o + size, *c = b + size, *d = c + size;
+			*(void **)o = b;
+			*(void **)b = c;
+			*(void **)c = d;
+			*(void **)d = d + size;
+		}
+		for (; o < end; o += size)
 			*(void **)o = o + size;
 		*(void **)end = *chain;
 		if (!*last)
