@@ -270,11 +270,11 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 
 /* Puts the run first..last (k objects of span s, already linked, last's
  * link unspecified) back on s; caller holds s's class lock c.  One span
- * update per run.  A span with no object left out goes on *empty, for
+ * update per run; *kept counts the objects back on spans still in use.  A span with no object left out goes on *empty, for
  * the page heap once the lock is released. */
 static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 		     void *first, void *last, uint32_t k, hs_span_t **empty,
-		     int64_t *free_delta, int64_t *span_delta)
+		     int64_t *free_delta, int64_t *span_delta, int64_t *kept)
 {
 	*(void **)last = s->freelist;
 	s->freelist = first;
@@ -291,7 +291,7 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 		s->next = *empty;
 		*empty = s;
 	} else {
-		*free_delta += (int64_t)k * ci->size;
+		*kept += k; /* bytes once per batch (insert_spans) */
 		if (!s->in_list)
 			link_span(c, s);
 	}
@@ -308,10 +308,11 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 static void insert_spans(unsigned cls, void *head, int n)
 {
 	const hs_class_info_t *ci = &hs_classes[cls];
-	int64_t free_delta = 0, span_delta = 0, waste_delta = 0;
+	int64_t free_delta = 0, span_delta = 0, waste_delta = 0, kept = 0;
 	hs_span_t *empty = NULL; /* to the page heap once no lock is held */
 	while (n > 0) {
-		central_t *c = NULL; /* the shard lock held */
+		central_t *c = NULL; /* the shard lock held, of shard csh */
+		unsigned csh = 0;
 		void *rest = NULL, *obj = head;
 		int nrest = 0, i = 0;
 		while (i < n) {
@@ -335,24 +336,25 @@ static void insert_spans(unsigned cls, void *head, int n)
 			uint32_t k = (uint32_t)(n - i - left);
 			i = n - left;
 			obj = nx;
-			central_t *sc = &centrals[s->shard][cls];
 			if (!c) {
-				c = sc;
+				csh = s->shard;
+				c = &centrals[csh][cls];
 				hs_spin_lock(&c->lock);
 			}
-			if (sc != c) {
+			if (s->shard != csh) {
 				*(void **)last = rest;
 				rest = first;
 				nrest += (int)k;
 				continue;
 			}
 			give_run(c, ci, s, first, last, k, &empty, &free_delta,
-				 &span_delta);
+				 &span_delta, &kept);
 		}
 		hs_spin_unlock(&c->lock);
 		head = rest;
 		n = nrest;
 	}
+	free_delta += kept * ci->size;
 	for (hs_span_t *s = empty; s; s = s->next)
 		waste_delta -= (int64_t)(hs_span_bytes(s) -
 					 (uint64_t)ci->objects * ci->size);
