@@ -28,8 +28,11 @@ static uintptr_t leaf_lo = UINTPTR_MAX, leaf_hi;
 
 bool hs_pagemap_ensure(uintptr_t page, size_t n)
 {
-	if ((page + n) >> HS_PM_BITS)
-		return false;
+	const uintptr_t pages = (uintptr_t)1 << HS_PM_BITS;
+	if (page > pages || n > pages - page)
+		return false; /* [page, page + n) must end by 2^HS_PM_BITS */
+	if (n == 0)
+		return true;
 	uintptr_t last = (page + n - 1) >> HS_PM_LEAF_BITS;
 	for (uintptr_t ri = page >> HS_PM_LEAF_BITS; ri <= last; ri++) {
 		if (hs_pagemap_root[ri] != 0)
