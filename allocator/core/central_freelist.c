@@ -291,22 +291,22 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 		s->next = *empty;
 		*empty = s;
 	} else {
-		*kept += k; /* bytes once per batch (insert_spans) */
+		*kept += k; /* turned into bytes once per chain */
 		if (!s->in_list)
 			link_span(c, s);
 	}
 }
 
-/* Gives n objects back to their spans, each under its span's shard lock:
- * the objects of the first object's shard in one pass under that lock,
- * the others set aside for the next pass (objects of k shards: k lock
- * acquisitions, not one per change of shard along the chain).  The chain
- * is cut into runs of consecutive objects of one span (a tree freed in
- * the order it was built gives long ones), each spliced whole onto its
- * span: one pagemap lookup and one span update per run, not per object
+/* Each object under its span's shard lock: the first object's shard's
+ * in one pass under that lock, the others set aside for the next pass
+ * (k shards: k lock acquisitions, not one per change of shard along the
+ * chain).  The chain is cut into runs of consecutive objects of one span
+ * (a tree freed in the order it was built gives long ones), each spliced
+ * whole onto its span: one pagemap lookup and one span update per run
  * (xmllint: bench/README.md, "Allocator core figures"). */
-static void insert_spans(unsigned cls, void *head, int n)
+void hs_central_insert_chain(unsigned cls, void *head, int n)
 {
+	hs_assert(n > 0 && cls > 0 && cls < HS_NUM_CLASSES);
 	const hs_class_info_t *ci = &hs_classes[cls];
 	int64_t free_delta = 0, span_delta = 0, waste_delta = 0, kept = 0;
 	hs_span_t *empty = NULL; /* to the page heap once no lock is held */
@@ -321,7 +321,7 @@ static void insert_spans(unsigned cls, void *head, int n)
 			hs_span_t *s = hs_pagemap_lookup(obj);
 			const uintptr_t lo = (uintptr_t)hs_span_addr(s);
 			const uintptr_t len = hs_span_bytes(s);
-			void *first = obj, *last = obj, *nx = NULL;
+			void *first = obj, *last = obj;
 			/* the tail's link is unspecified: read only below n.
 			 * Per object: a load and a compare of its offset in
 			 * the span; a count per two (11 -> ~6 instructions
@@ -329,31 +329,25 @@ static void insert_spans(unsigned cls, void *head, int n)
 			int left = n - i - 1;
 			while (left > 1) {
 				void *a = *(void **)last;
-				if ((uintptr_t)a - lo >= len) {
-					nx = a;
-					goto run_end;
-				}
+				if ((uintptr_t)a - lo >= len)
+					break;
 				void *b = *(void **)a;
 				if ((uintptr_t)b - lo >= len) {
 					last = a;
 					left--;
-					nx = b;
-					goto run_end;
+					break;
 				}
 				last = b;
 				left -= 2;
 			}
-			if (left > 0) {
-				nx = *(void **)last;
-				if ((uintptr_t)nx - lo < len) {
-					last = nx;
-					left--;
-				}
+			if (left == 1 && (uintptr_t)*(void **)last - lo < len) {
+				last = *(void **)last;
+				left = 0;
 			}
-		run_end:;
 			uint32_t k = (uint32_t)(n - i - left);
 			i = n - left;
-			obj = nx;
+			if (left)
+				obj = *(void **)last;
 			if (!c) {
 				csh = s->shard;
 				c = &centrals[csh][cls];
@@ -411,13 +405,7 @@ void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 			hs_spin_unlock(&c->lock);
 		}
 	}
-	insert_spans(cls, head, n);
-}
-
-void hs_central_insert_chain(unsigned cls, void *head, int n)
-{
-	hs_assert(n > 0 && cls > 0 && cls < HS_NUM_CLASSES);
-	insert_spans(cls, head, n);
+	hs_central_insert_chain(cls, head, n);
 }
 
 bool hs_central_tc_full(unsigned cls, const void *obj)
@@ -500,7 +488,7 @@ void hs_central_drain(void)
 				/* counted as central free already */
 				hs_stat_add(HS_STAT_central_free_bytes,
 					    -(int64_t)n * hs_classes[cls].size);
-				insert_spans(cls, head, n);
+				hs_central_insert_chain(cls, head, n);
 			}
 		}
 	}
