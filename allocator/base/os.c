@@ -114,6 +114,13 @@ int hs_os_decommit(void *p, size_t size)
 	return 0;
 }
 
+int hs_os_resident(const void *p, size_t npages, unsigned char *vec)
+{
+	if (mincore((void *)p, npages * 4096, vec) != 0)
+		return -errno;
+	return 0;
+}
+
 int hs_os_nohugepage(void *p, size_t size)
 {
 	if (madvise(p, size, MADV_NOHUGEPAGE) != 0)

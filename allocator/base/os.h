@@ -41,6 +41,10 @@ int hs_lazy_commit(hs_lazy_t *l, size_t bytes, size_t step);
 /* Give the pages back to the OS (MADV_DONTNEED); contents read as zero
  * afterwards.  Returns 0 or -errno. */
 int hs_os_decommit(void *p, size_t size);
+/* Which of the npages 4 KiB pages from p (4 KiB aligned) are resident:
+ * vec[i] bit 0 (mincore(2)); a page swapped out reads as not resident.
+ * Returns 0 or -errno. */
+int hs_os_resident(const void *p, size_t npages, unsigned char *vec);
 /* madvise(MADV_NOHUGEPAGE) / (MADV_HUGEPAGE).  Returns 0 or -errno. */
 int hs_os_nohugepage(void *p, size_t size);
 int hs_os_hugepage(void *p, size_t size);

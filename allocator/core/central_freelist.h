@@ -18,6 +18,8 @@
 #ifndef HS_CENTRAL_FREELIST_H
 #define HS_CENTRAL_FREELIST_H
 
+#include <stdbool.h>
+
 #include "core/size_class.h"
 
 #define HS_CENTRAL_MAX_SHARDS 16
@@ -49,6 +51,18 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
  * back return to the page heap, after the class lock is released.
  * Thread-safe. */
 void hs_central_insert_range(unsigned cls, void *head, void *tail, int n);
+
+/* Gives back a chain of n objects of class cls (linked as above, the
+ * n-th's link unspecified) straight to their spans, past the transfer
+ * cache: for a chain that is not a batch, or when hs_central_tc_full.
+ * Thread-safe. */
+void hs_central_insert_chain(unsigned cls, void *head, int n);
+
+/* Whether the transfer cache of class cls in the shard of obj's span
+ * has no room for a batch (or the class has none).  A racy read, a hint
+ * for the thread cache: a batch it gives back would go to the spans
+ * anyway.  Thread-safe. */
+bool hs_central_tc_full(unsigned cls, const void *obj);
 
 /* Gives every batch held in transfer caches back to its spans
  * (malloc_trim).  Thread-safe. */

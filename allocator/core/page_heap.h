@@ -60,7 +60,9 @@ void hs_page_heap_free_small_list(hs_span_t *list);
 bool hs_page_heap_try_grow(hs_span_t *s, size_t npages);
 
 /* Returns up to `bytes` of free committed memory to the OS (SIZE_MAX =
- * all of it); result: bytes released.  Thread-safe. */
+ * all of it, and the span objects the page heap keeps go back to the
+ * metadata arena, for hs_span_trim); result: bytes released.
+ * Thread-safe. */
 size_t hs_page_heap_release(size_t bytes);
 
 /* Checker for tests: walks the free lists; 1 if consistent. */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/core/page_heap_internal.h - the page heap's free lists as
- * page_heap.c (the lists, allocation, coalescing) and page_release.c (the
- * release policy) share them.  Private to those two files; the page heap
- * lock is held by every caller.
+ * page_heap.c (the lists, allocation, coalescing), page_grow.c (growth)
+ * and page_release.c (the release policy) share them.  Private to those
+ * three files; the page heap lock is held by every caller.
  */
 #ifndef HS_PAGE_HEAP_INTERNAL_H
 #define HS_PAGE_HEAP_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,12 @@ void hs_ph_list_remove(hs_span_t *s);
 /* Put s (on no list) into the free lists in state loc, merged with free
  * neighbours in the same state. */
 void hs_ph_free_locked(hs_span_t *s, uint8_t loc);
+
+/* ---- page_grow.c ---- */
+
+/* Gets OS memory for at least npages pages into the free lists (one
+ * released span, merged with its free neighbours).  false on ENOMEM. */
+bool hs_ph_grow_locked(size_t npages);
 
 /* ---- page_release.c ---- */
 

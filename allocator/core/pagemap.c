@@ -3,6 +3,8 @@
  * allocator/core/pagemap.c - creation and update of the page -> span radix
  * tree (lookups are inline in pagemap.h).
  */
+#include <string.h>
+
 #include "base/assert.h"
 #include "base/os.h"
 #include "core/pagemap.h"
@@ -10,72 +12,52 @@
 
 #define PM_OS_PAGE 4096
 #define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(uintptr_t)) /* 512 */
+#define PM_LEAF_OS_PAGES (sizeof(hs_pm_leaf_t) / PM_OS_PAGE) /* 64 */
 
 /* Leaves come from hs_meta_alloc, which page-aligns them. */
 _Static_assert(sizeof(hs_pm_leaf_t) % PM_OS_PAGE == 0,
 	       "pagemap leaves are not whole 4 KiB pages");
 
-_Static_assert(sizeof(hs_pm_mid_t) == sizeof(hs_pm_leaf_t),
-	       "the empty interior node is the empty leaf too");
-hs_pm_mid_t hs_pm_empty_mid;
-extern hs_pm_leaf_t hs_pm_empty_leaf __attribute__((alias("hs_pm_empty_mid")));
+hs_pm_leaf_t hs_pm_empty_leaf;
 hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];
 
-/* Lowest and highest leaf number (page >> HS_PM_LEAF_BITS) with a leaf,
- * lo > hi while there is none; under the page heap lock.  Trim visits
- * only the root and interior slots in between: reading all 4096 root
- * slots and 2048 slots of each interior node made their pages resident
- * (32 KiB of root for a heap in one 32 GiB range). */
+/* Lowest and highest root slot with a leaf, lo > hi while there is none;
+ * under the page heap lock.  Trim visits only the root slots in between:
+ * reading all of the root would make its 4 MiB resident. */
 static uintptr_t leaf_lo = UINTPTR_MAX, leaf_hi;
 
 bool hs_pagemap_ensure(uintptr_t page, size_t n)
 {
-	if ((page + n) >> HS_PM_BITS)
-		return false;
-	uintptr_t last = page + n - 1;
-	for (uintptr_t p = page; p <= last;) {
-		size_t ri = p >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS);
-		hs_pm_mid_t *mid = hs_pm_mid_of(hs_pagemap_root[ri]);
-		if (mid == &hs_pm_empty_mid) {
-			/* fresh metadata pages are zero: every slot empty */
-			mid = hs_meta_alloc(sizeof(*mid));
-			if (!mid)
-				return false;
-			__atomic_store_n(&hs_pagemap_root[ri],
-					 (uintptr_t)mid -
-						 (uintptr_t)&hs_pm_empty_mid,
-					 __ATOMIC_RELEASE);
-		}
-		size_t mi =
-			(p >> HS_PM_LEAF_BITS) & ((1 << HS_PM_MID_BITS) - 1);
-		if (mid->leaf[mi] == 0) {
-			hs_pm_leaf_t *leaf = hs_meta_alloc(sizeof(*leaf));
-			if (!leaf)
-				return false;
-			__atomic_store_n(&mid->leaf[mi],
-					 (uintptr_t)leaf -
-						 (uintptr_t)&hs_pm_empty_leaf,
-					 __ATOMIC_RELEASE);
-			uintptr_t li = p >> HS_PM_LEAF_BITS;
-			if (li < leaf_lo)
-				leaf_lo = li;
-			if (li > leaf_hi)
-				leaf_hi = li;
-		}
-		/* next leaf boundary */
-		p = (p | ((1 << HS_PM_LEAF_BITS) - 1)) + 1;
+	const uintptr_t pages = (uintptr_t)1 << HS_PM_BITS;
+	if (page > pages || n > pages - page)
+		return false; /* [page, page + n) must end by 2^HS_PM_BITS */
+	if (n == 0)
+		return true;
+	uintptr_t last = (page + n - 1) >> HS_PM_LEAF_BITS;
+	for (uintptr_t ri = page >> HS_PM_LEAF_BITS; ri <= last; ri++) {
+		if (hs_pagemap_root[ri] != 0)
+			continue;
+		/* fresh metadata pages are zero: every entry empty; only
+		 * the pages that get entries are ever touched */
+		hs_pm_leaf_t *leaf = hs_meta_alloc(sizeof(*leaf));
+		if (!leaf)
+			return false;
+		__atomic_store_n(&hs_pagemap_root[ri],
+				 (uintptr_t)leaf - (uintptr_t)&hs_pm_empty_leaf,
+				 __ATOMIC_RELEASE);
+		if (ri < leaf_lo)
+			leaf_lo = ri;
+		if (ri > leaf_hi)
+			leaf_hi = ri;
 	}
 	return true;
 }
 
-/* The leaf entry of `page`, whose nodes exist (hs_pagemap_ensure). */
+/* The leaf entry of `page`, whose leaf exists (hs_pagemap_ensure). */
 static uintptr_t *slot_of(uintptr_t page)
 {
-	hs_pm_mid_t *mid = hs_pm_mid_of(
-		hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)]);
 	hs_pm_leaf_t *leaf =
-		hs_pm_leaf_of(mid->leaf[(page >> HS_PM_LEAF_BITS) &
-					((1 << HS_PM_MID_BITS) - 1)]);
+		hs_pm_leaf_of(hs_pagemap_root[page >> HS_PM_LEAF_BITS]);
 	return &leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)];
 }
 
@@ -90,8 +72,22 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 
 void hs_pagemap_set_range(hs_span_t *span)
 {
-	for (size_t i = 0; i < span->npages; i++)
-		hs_pagemap_set(span->start + i, span);
+	/* a small span's pages are in one or two leaves: the slot is
+	 * found again only where a leaf ends */
+	uintptr_t page = span->start, end = span->start + span->npages;
+	while (page < end) {
+		uintptr_t *slot = slot_of(page);
+		uintptr_t stop = (page | ((1 << HS_PM_LEAF_BITS) - 1)) + 1;
+		if (stop > end)
+			stop = end;
+		for (; page < stop; page++, slot++) {
+			hs_assert_internal(!hs_is_sampled(
+				(void *)(page << HS_PAGE_SHIFT)));
+			__atomic_store_n(slot, (uintptr_t)span,
+					 __ATOMIC_RELEASE);
+		}
+	}
+	hs_assert_internal(!((uintptr_t)span & ~HS_PM_SPAN_MASK));
 }
 
 void hs_pagemap_set_class(hs_span_t *span, unsigned cls)
@@ -133,27 +129,40 @@ static void flush_run(char **run, size_t *len)
 	*len = 0;
 }
 
+/* The leaf of root slot ri, NULL for none; with vec[] set to which of
+ * its 4 KiB pages are resident.  A page that is not holds no entry
+ * (never written, or given back) or is swapped out: trim and the
+ * checker skip it rather than read it, which would make a never-used
+ * page resident. */
+static hs_pm_leaf_t *leaf_pages(uintptr_t ri, unsigned char *vec)
+{
+	hs_pm_leaf_t *leaf = hs_pm_leaf_of(hs_pagemap_root[ri]);
+	if (leaf == &hs_pm_empty_leaf)
+		return NULL;
+	if (hs_os_resident(leaf, PM_LEAF_OS_PAGES, vec) != 0)
+		memset(vec, 1, PM_LEAF_OS_PAGES); /* cannot tell: read all */
+	return leaf;
+}
+
 size_t hs_pagemap_trim(void)
 {
 	size_t done = 0, len = 0;
 	char *run = NULL; /* adjacent leaf pages go in one madvise */
+	unsigned char vec[PM_LEAF_OS_PAGES];
 	for (uintptr_t li = leaf_lo; li <= leaf_hi; li++) {
-		hs_pm_mid_t *mid =
-			hs_pm_mid_of(hs_pagemap_root[li >> HS_PM_MID_BITS]);
-		if (mid == &hs_pm_empty_mid) {
-			/* on to the next interior node */
-			li |= ((uintptr_t)1 << HS_PM_MID_BITS) - 1;
-			continue;
-		}
-		hs_pm_leaf_t *leaf = hs_pm_leaf_of(
-			mid->leaf[li & ((1 << HS_PM_MID_BITS) - 1)]);
-		if (leaf == &hs_pm_empty_leaf)
+		hs_pm_leaf_t *leaf = leaf_pages(li, vec);
+		if (!leaf)
 			continue;
 		uintptr_t base = li << HS_PM_LEAF_BITS;
-		for (size_t i = 0; i < (1 << HS_PM_LEAF_BITS);
-		     i += PM_PER_OS_PAGE) {
+		for (size_t pg = 0; pg < PM_LEAF_OS_PAGES; pg++) {
+			char *at = (char *)&leaf->entry[pg * PM_PER_OS_PAGE];
+			if (!(vec[pg] & 1)) {
+				flush_run(&run, &len);
+				continue;
+			}
 			bool used = false, needed = false;
-			for (size_t j = i; j < i + PM_PER_OS_PAGE; j++) {
+			for (size_t j = pg * PM_PER_OS_PAGE;
+			     j < (pg + 1) * PM_PER_OS_PAGE; j++) {
 				hs_span_t *s = hs_pm_entry_span(leaf->entry[j]);
 				used |= s != NULL;
 				if (entry_needed(s, base + j)) {
@@ -161,18 +170,17 @@ size_t hs_pagemap_trim(void)
 					break;
 				}
 			}
-			char *pg = (char *)&leaf->entry[i];
 			if (needed) {
 				flush_run(&run, &len);
 				continue;
 			}
-			/* all-NULL pages too: they may be resident */
+			/* all-NULL pages too: they are resident */
 			if (used)
 				done += PM_OS_PAGE;
-			if (run && run + len != pg)
+			if (run && run + len != at)
 				flush_run(&run, &len);
 			if (!run)
-				run = pg;
+				run = at;
 			len += PM_OS_PAGE;
 		}
 	}
@@ -182,18 +190,16 @@ size_t hs_pagemap_trim(void)
 
 int hs_pagemap_is_valid(void)
 {
+	unsigned char vec[PM_LEAF_OS_PAGES];
 	for (uintptr_t li = leaf_lo; li <= leaf_hi; li++) {
-		hs_pm_mid_t *mid =
-			hs_pm_mid_of(hs_pagemap_root[li >> HS_PM_MID_BITS]);
-		if (mid == &hs_pm_empty_mid) {
-			li |= ((uintptr_t)1 << HS_PM_MID_BITS) - 1;
-			continue;
-		}
-		hs_pm_leaf_t *leaf = hs_pm_leaf_of(
-			mid->leaf[li & ((1 << HS_PM_MID_BITS) - 1)]);
-		if (leaf == &hs_pm_empty_leaf)
+		hs_pm_leaf_t *leaf = leaf_pages(li, vec);
+		if (!leaf)
 			continue;
 		for (uintptr_t j = 0; j < (1 << HS_PM_LEAF_BITS); j++) {
+			if (!(vec[j / PM_PER_OS_PAGE] & 1)) {
+				j += PM_PER_OS_PAGE - 1; /* skip the page */
+				continue;
+			}
 			uintptr_t e = leaf->entry[j];
 			const hs_span_t *s = hs_pm_entry_span(e);
 			uintptr_t page = (li << HS_PM_LEAF_BITS) + j;

@@ -2,15 +2,19 @@
 /*
  * allocator/core/pagemap.h - radix tree from heapscope page number to span.
  *
- * Three levels cover the 47-bit user address space (2^34 pages of 8 KiB):
- * a static root of 2^12 entries, interior nodes of 2^11, leaves of 2^11
- * span pointers (16 MiB of address space per leaf).  Nodes come from the
- * metadata arena and are never freed; malloc_trim zeroes the 4 KiB leaf
- * pages that hold no needed entry (hs_pagemap_trim).
+ * Two levels cover the 47-bit user address space (2^34 pages of 8 KiB):
+ * a static root of 2^19 slots (4 MiB of .bss, only the pages of used
+ * slots ever touched) and leaves of 2^15 entries (256 KiB, 256 MiB of
+ * address space each).  A lookup is two dependent loads, root slot then
+ * leaf entry (TCMalloc's PageMap2 shape): free's fast path took 21
+ * instructions for the three levels of before, 15 for two.  Leaves come
+ * from the metadata arena and are never freed; only their pages that
+ * hold entries are touched, and malloc_trim gives back the 4 KiB pages
+ * that hold no needed entry (hs_pagemap_trim).
  *
- * Reads are lock-free: a node pointer, once published, never changes.
+ * Reads are lock-free: a leaf pointer, once published, never changes.
  * Writes (hs_pagemap_set) happen under the page heap lock, after
- * hs_pagemap_ensure() created the nodes for the range.
+ * hs_pagemap_ensure() created the leaves for the range.
  */
 #ifndef HS_PAGEMAP_H
 #define HS_PAGEMAP_H
@@ -23,9 +27,8 @@
 #include "core/span.h"
 
 #define HS_PM_BITS (47 - HS_PAGE_SHIFT)
-#define HS_PM_LEAF_BITS 11
-#define HS_PM_MID_BITS 11
-#define HS_PM_ROOT_BITS (HS_PM_BITS - HS_PM_LEAF_BITS - HS_PM_MID_BITS)
+#define HS_PM_LEAF_BITS 15
+#define HS_PM_ROOT_BITS (HS_PM_BITS - HS_PM_LEAF_BITS)
 
 /* A leaf entry: the address of the span owning the page (0: none), with
  * the span's size class in the top byte (HS_PM_CLASS_SHIFT) on the pages
@@ -39,36 +42,20 @@ typedef struct hs_pm_leaf {
 	uintptr_t entry[1 << HS_PM_LEAF_BITS];
 } hs_pm_leaf_t;
 
-/* Interior and root slots hold a node's address minus the address of the
- * all-empty node of its level (hs_pm_node_t): 0 is the empty node.  So
- * the root and a new interior node start as zeros: .bss and fresh pages
- * that no relocation or initialisation writes, which stay out of RSS
- * (a table of 6,144 pointers to the empty nodes cost 147 KiB of
- * relocations and 48 KiB of dirty .data per process). */
+/* Root slots hold a leaf's address minus the address of the all-empty
+ * leaf (hs_pm_empty_leaf): 0 is the empty leaf.  So the root starts as
+ * zeros: .bss that no relocation or initialisation writes, which stays
+ * out of RSS (a table of pointers to the empty node cost relocations and
+ * dirty .data per process). */
 typedef uintptr_t hs_pm_node_t;
 
-typedef struct hs_pm_mid {
-	hs_pm_node_t leaf[1 << HS_PM_MID_BITS];
-} hs_pm_mid_t;
-
-/* All-empty nodes: zeros, never written, so every lookup of a page the
- * heap never mapped ends in a NULL span with no NULL tests on the way.
- * The empty interior node and the empty leaf are one 16 KiB of zeros
- * under two names (offset 0 = the empty node, NULL = no span: the same
- * bytes; pagemap.c makes the leaf an alias of the interior node), so a
- * lookup of a foreign pointer (free(NULL)) reads one page of it, not
- * one of each (each page read is RSS on a kernel without a shared zero
- * page, as here).  Two names, not one: with one address the compiler
- * keeps it in a register and the free fast path takes an instruction
- * more. */
-extern hs_pm_mid_t hs_pm_empty_mid;
+/* The all-empty leaf: zeros, never written, so every lookup of a page
+ * the heap never mapped ends in a NULL span with no NULL test on the
+ * way; a lookup of a foreign pointer (free(NULL)) reads one page of it
+ * (each page read is RSS on a kernel without a shared zero page, as
+ * here). */
 extern hs_pm_leaf_t hs_pm_empty_leaf;
 extern hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];
-
-static inline hs_pm_mid_t *hs_pm_mid_of(hs_pm_node_t n)
-{
-	return (hs_pm_mid_t *)((uintptr_t)&hs_pm_empty_mid + n);
-}
 
 static inline hs_pm_leaf_t *hs_pm_leaf_of(hs_pm_node_t n)
 {
@@ -80,15 +67,11 @@ static inline hs_pm_leaf_t *hs_pm_leaf_of(hs_pm_node_t n)
  * garbage. */
 static inline uintptr_t hs_pagemap_entry(uintptr_t page)
 {
-	if (HS_UNLIKELY(page >> HS_PM_BITS))
+	uintptr_t ri = page >> HS_PM_LEAF_BITS;
+	if (HS_UNLIKELY(ri >= ((uintptr_t)1 << HS_PM_ROOT_BITS)))
 		return 0;
-	hs_pm_mid_t *mid = hs_pm_mid_of(__atomic_load_n(
-		&hs_pagemap_root[page >> (HS_PM_LEAF_BITS + HS_PM_MID_BITS)],
-		__ATOMIC_ACQUIRE));
 	hs_pm_leaf_t *leaf = hs_pm_leaf_of(
-		__atomic_load_n(&mid->leaf[(page >> HS_PM_LEAF_BITS) &
-					   ((1 << HS_PM_MID_BITS) - 1)],
-				__ATOMIC_ACQUIRE));
+		__atomic_load_n(&hs_pagemap_root[ri], __ATOMIC_ACQUIRE));
 	return __atomic_load_n(&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)],
 			       __ATOMIC_ACQUIRE);
 }
@@ -116,12 +99,12 @@ static inline hs_span_t *hs_pagemap_lookup(const void *p)
 	return hs_pagemap_get((uintptr_t)p >> HS_PAGE_SHIFT);
 }
 
-/* Creates the nodes covering [page, page + n).  false on ENOMEM.  Caller
+/* Creates the leaves covering [page, page + n).  false on ENOMEM.  Caller
  * holds the page heap lock. */
 bool hs_pagemap_ensure(uintptr_t page, size_t n);
 
 /* Maps page -> span (span may be NULL; never a page of the sampled
- * region, which free's fast path relies on: core/free.h).  Nodes must
+ * region, which free's fast path relies on: core/free.h).  Its leaf must
  * exist.  Caller holds the page heap lock. */
 void hs_pagemap_set(uintptr_t page, hs_span_t *span);
 

@@ -168,6 +168,60 @@ void hs_span_delete(hs_span_t *s)
 	pthread_mutex_unlock(&meta_lock);
 }
 
+/* Half a stash per trip to the metadata lock, either way. */
+#define STASH_TRIP (HS_SPAN_STASH / 2)
+
+hs_span_t *hs_span_stash_new(hs_span_stash_t *st)
+{
+	if (!st->n) {
+		pthread_mutex_lock(&meta_lock);
+		while (st->n < STASH_TRIP) {
+			hs_span_t *s = span_free;
+			if (s)
+				span_free = s->next;
+			else if (!(s = span_carve_locked()))
+				break;
+			chunk_of(s)->live[page_of(s)]++;
+			st->obj[st->n++] = s;
+		}
+		pthread_mutex_unlock(&meta_lock);
+		if (!st->n)
+			return NULL;
+	}
+	hs_span_t *s = st->obj[--st->n];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+/* Objects of st above `keep` back to the free list, one lock. */
+static void stash_drop(hs_span_stash_t *st, uint32_t keep)
+{
+	pthread_mutex_lock(&meta_lock);
+	while (st->n > keep) {
+		hs_span_t *s = st->obj[--st->n];
+		chunk_of(s)->live[page_of(s)]--;
+		s->next = span_free;
+		span_free = s;
+	}
+	pthread_mutex_unlock(&meta_lock);
+}
+
+void hs_span_stash_delete(hs_span_stash_t *st, hs_span_t *s)
+{
+	if (st->n == HS_SPAN_STASH)
+		stash_drop(st, HS_SPAN_STASH - STASH_TRIP);
+	/* as hs_span_delete: stale pagemap entries may name it */
+	s->location = 0;
+	s->size_class = 0;
+	st->obj[st->n++] = s;
+}
+
+void hs_span_stash_flush(hs_span_stash_t *st)
+{
+	if (st->n)
+		stash_drop(st, 0);
+}
+
 /* Page pg of chunk c holds no live span, is fully carved and may go. */
 static bool page_idle_locked(const span_chunk_t *c, size_t pg)
 {

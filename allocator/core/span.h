@@ -54,6 +54,27 @@ static inline size_t hs_span_bytes(const hs_span_t *s)
 hs_span_t *hs_span_new(void);
 void hs_span_delete(hs_span_t *s);
 
+/* A few span objects kept by a caller that serialises its own calls
+ * (the page heap, under its lock): a split or a merge of free spans
+ * gets or drops one without the metadata lock, which is taken once per
+ * HS_SPAN_STASH / 2 objects (a pthread mutex: ~95 of the ~500
+ * instructions of a small span's trip from the page heap).
+ * The kept objects look deleted (location 0) and count as live for
+ * hs_span_trim until hs_span_stash_flush. */
+#define HS_SPAN_STASH 32
+typedef struct hs_span_stash {
+	uint32_t n;
+	hs_span_t *obj[HS_SPAN_STASH];
+} hs_span_stash_t;
+
+/* A zeroed span object from st (refilled from the arena when empty);
+ * NULL on ENOMEM. */
+hs_span_t *hs_span_stash_new(hs_span_stash_t *st);
+/* s (deleted) into st (half of a full st goes back to the arena). */
+void hs_span_stash_delete(hs_span_stash_t *st, hs_span_t *s);
+/* Every object of st to hs_span_delete (before hs_span_trim). */
+void hs_span_stash_flush(hs_span_stash_t *st);
+
 /* Gives back to the OS (MADV_DONTNEED) the 4 KiB pages of span objects
  * that hold no live span; later hs_span_new calls reuse them.  Result:
  * bytes given back.  Thread-safe (metadata lock). */
