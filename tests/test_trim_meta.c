@@ -94,22 +94,21 @@ static void test_trim_leaves_no_empty_metadata(void **state)
 	malloc_trim(0);
 
 	/* the root: resident pages must hold a used slot */
-	uintptr_t first, lo = ((uintptr_t)hs_pagemap_root + PG - 1) & ~(PG - 1);
-	size_t rlen =
-		sizeof(hs_pagemap_root) - (lo - (uintptr_t)hs_pagemap_root);
+	hs_pm_node_t *root = hs_pm_root(hs_pm_base);
+	uintptr_t first, lo = (uintptr_t)root; /* 4 KiB aligned */
+	size_t rlen = sizeof(hs_pm_node_t) << HS_PM_ROOT_BITS;
+	assert_int_equal(hs_pm_nroot, (uintptr_t)1 << HS_PM_ROOT_BITS);
 	size_t empty = 0;
 	/* the root slots of the sampled region (its pages are never in the
 	 * pagemap): free of a sample reads them, by design, so the pages
 	 * that hold them are not trim's doing */
 	uintptr_t reg_lo = 0, reg_hi = 0;
 	if (hs_sampled_size) {
-		reg_lo = (uintptr_t)&hs_pagemap_root[(uintptr_t)hs_sampled_start >>
-						     (HS_PAGE_SHIFT +
-						      HS_PM_LEAF_BITS)];
-		reg_hi = (uintptr_t)&hs_pagemap_root
-				 [((uintptr_t)hs_sampled_start + hs_sampled_size -
-				   1) >>
-				  (HS_PAGE_SHIFT + HS_PM_LEAF_BITS)] +
+		reg_lo = (uintptr_t)&root[(uintptr_t)hs_sampled_start >>
+					  (HS_PAGE_SHIFT + HS_PM_LEAF_BITS)];
+		reg_hi = (uintptr_t)&root[((uintptr_t)hs_sampled_start +
+					   hs_sampled_size - 1) >>
+					  (HS_PAGE_SHIFT + HS_PM_LEAF_BITS)] +
 			 sizeof(hs_pm_node_t);
 	}
 	for (uintptr_t a = lo; a + PG <= lo + rlen; a += PG)

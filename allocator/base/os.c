@@ -78,6 +78,16 @@ void *hs_os_reserve(size_t size, size_t align)
 	return map_aligned(size, align, PROT_NONE, 0);
 }
 
+void *hs_os_map_readonly(size_t size)
+{
+	return map_aligned(size, OS_PAGE, PROT_READ, 0);
+}
+
+int hs_os_make_writable(void *p, size_t size)
+{
+	return mprotect(p, size, PROT_READ | PROT_WRITE) == 0 ? 0 : -ENOMEM;
+}
+
 int hs_lazy_init(hs_lazy_t *l, size_t size, size_t align)
 {
 	size = (size + OS_PAGE - 1) & ~(OS_PAGE - 1);

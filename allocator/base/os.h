@@ -21,6 +21,17 @@ void *hs_os_alloc(size_t size, size_t align);
  * made writable (hs_lazy_commit).  NULL on failure.  Thread-safe. */
 void *hs_os_reserve(size_t size, size_t align);
 
+/* Map size bytes (multiple of 4 KiB) of zeros, read-only: charged to no
+ * policy (a read-only private mapping is not accounted), readable at
+ * once; parts are made writable with hs_os_make_writable.  NULL on
+ * failure.  Thread-safe. */
+void *hs_os_map_readonly(size_t size);
+/* Make [p, p + size) of a hs_os_map_readonly mapping (4 KiB aligned)
+ * readable and writable, accounted then as new memory.  0, or -ENOMEM
+ * when the overcommit policy refuses or the VMA limit is reached (then
+ * nothing changed).  Thread-safe. */
+int hs_os_make_writable(void *p, size_t size);
+
 /* A reservation made writable front to back as it is used: bytes
  * [0, committed) of base are readable and writable (and accounted),
  * the rest PROT_NONE.  committed only grows; it is read with acquire by

@@ -11,20 +11,55 @@
 #include "sampling.h"
 
 #define PM_OS_PAGE 4096
-#define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(uintptr_t)) /* 512 */
+#define PM_PER_OS_PAGE (PM_OS_PAGE / sizeof(uintptr_t))	     /* 512 */
 #define PM_LEAF_OS_PAGES (sizeof(hs_pm_leaf_t) / PM_OS_PAGE) /* 64 */
 
 /* Leaves come from hs_meta_alloc, which page-aligns them. */
 _Static_assert(sizeof(hs_pm_leaf_t) % PM_OS_PAGE == 0,
 	       "pagemap leaves are not whole 4 KiB pages");
 
-hs_pm_leaf_t hs_pm_empty_leaf;
-hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];
+char *hs_pm_base;
+uintptr_t hs_pm_nroot;
+
+#define PM_MAP_BYTES                                                           \
+	(HS_PM_ROOT_OFFSET +                                                   \
+	 sizeof(hs_pm_node_t) * ((size_t)1 << HS_PM_ROOT_BITS))
+#define PM_ROOT_OS_PAGES                                                       \
+	(((size_t)1 << HS_PM_ROOT_BITS) / PM_PER_OS_PAGE) /* 1024 */
+
+/* Which root pages are writable; under the page heap lock. */
+static uint64_t root_writable[PM_ROOT_OS_PAGES / 64];
 
 /* Lowest and highest root slot with a leaf, lo > hi while there is none;
  * under the page heap lock.  Trim visits only the root slots in between:
  * reading all of the root would make its 4 MiB resident. */
 static uintptr_t leaf_lo = UINTPTR_MAX, leaf_hi;
+
+/* Maps the empty leaf and the root, read-only, and publishes them. */
+static bool map_pagemap(void)
+{
+	char *m = hs_os_map_readonly(PM_MAP_BYTES);
+	if (!m)
+		return false;
+	__atomic_store_n(&hs_pm_base, m, __ATOMIC_RELAXED);
+	/* release: a reader that sees the full root sees the new base */
+	__atomic_store_n(&hs_pm_nroot, (uintptr_t)1 << HS_PM_ROOT_BITS,
+			 __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Makes the root page holding slot ri writable. */
+static bool root_slot_writable(uintptr_t ri)
+{
+	size_t pg = ri / PM_PER_OS_PAGE;
+	if (root_writable[pg / 64] & (1ULL << (pg % 64)))
+		return true;
+	char *at = (char *)hs_pm_root(hs_pm_base) + pg * PM_OS_PAGE;
+	if (hs_os_make_writable(at, PM_OS_PAGE) != 0)
+		return false;
+	root_writable[pg / 64] |= 1ULL << (pg % 64);
+	return true;
+}
 
 bool hs_pagemap_ensure(uintptr_t page, size_t n)
 {
@@ -33,17 +68,22 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 		return false; /* [page, page + n) must end by 2^HS_PM_BITS */
 	if (n == 0)
 		return true;
+	if (!hs_pm_nroot && !map_pagemap())
+		return false;
+	hs_pm_node_t *root = hs_pm_root(hs_pm_base);
 	uintptr_t last = (page + n - 1) >> HS_PM_LEAF_BITS;
 	for (uintptr_t ri = page >> HS_PM_LEAF_BITS; ri <= last; ri++) {
-		if (hs_pagemap_root[ri] != 0)
+		if (root[ri] != 0)
 			continue;
+		if (!root_slot_writable(ri))
+			return false;
 		/* fresh metadata pages are zero: every entry empty; only
 		 * the pages that get entries are ever touched */
 		hs_pm_leaf_t *leaf = hs_meta_alloc(sizeof(*leaf));
 		if (!leaf)
 			return false;
-		__atomic_store_n(&hs_pagemap_root[ri],
-				 (uintptr_t)leaf - (uintptr_t)&hs_pm_empty_leaf,
+		__atomic_store_n(&root[ri],
+				 (uintptr_t)leaf - (uintptr_t)hs_pm_base,
 				 __ATOMIC_RELEASE);
 		if (ri < leaf_lo)
 			leaf_lo = ri;
@@ -56,8 +96,8 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n)
 /* The leaf entry of `page`, whose leaf exists (hs_pagemap_ensure). */
 static uintptr_t *slot_of(uintptr_t page)
 {
-	hs_pm_leaf_t *leaf =
-		hs_pm_leaf_of(hs_pagemap_root[page >> HS_PM_LEAF_BITS]);
+	hs_pm_leaf_t *leaf = hs_pm_leaf_of(
+		hs_pm_base, hs_pm_root(hs_pm_base)[page >> HS_PM_LEAF_BITS]);
 	return &leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)];
 }
 
@@ -136,8 +176,9 @@ static void flush_run(char **run, size_t *len)
  * page resident. */
 static hs_pm_leaf_t *leaf_pages(uintptr_t ri, unsigned char *vec)
 {
-	hs_pm_leaf_t *leaf = hs_pm_leaf_of(hs_pagemap_root[ri]);
-	if (leaf == &hs_pm_empty_leaf)
+	hs_pm_leaf_t *leaf =
+		hs_pm_leaf_of(hs_pm_base, hs_pm_root(hs_pm_base)[ri]);
+	if (leaf == (hs_pm_leaf_t *)hs_pm_base)
 		return NULL;
 	if (hs_os_resident(leaf, PM_LEAF_OS_PAGES, vec) != 0)
 		memset(vec, 1, PM_LEAF_OS_PAGES); /* cannot tell: read all */

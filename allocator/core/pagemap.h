@@ -3,9 +3,13 @@
  * allocator/core/pagemap.h - radix tree from heapscope page number to span.
  *
  * Two levels cover the 47-bit user address space (2^34 pages of 8 KiB):
- * a static root of 2^19 slots (4 MiB of .bss, only the pages of used
- * slots ever touched) and leaves of 2^15 entries (256 KiB, 256 MiB of
- * address space each).  A lookup is two dependent loads, root slot then
+ * a root of 2^19 slots (4 MiB) and leaves of 2^15 entries (256 KiB,
+ * 256 MiB of address space each).  The root and the all-empty leaf are
+ * one read-only anonymous mapping (hs_pm_base), made writable one 4 KiB
+ * root page at a time as leaves are created: a read-only private mapping
+ * is not charged against the commit limit, so under strict overcommit
+ * (vm.overcommit_memory=2) a process pays for the root pages it uses,
+ * not 4.3 MiB of .bss.  A lookup is two dependent loads, root slot then
  * leaf entry (TCMalloc's PageMap2 shape): free's fast path took 21
  * instructions for the three levels of before, 15 for two.  Leaves come
  * from the metadata arena and are never freed; only their pages that
@@ -43,23 +47,28 @@ typedef struct hs_pm_leaf {
 } hs_pm_leaf_t;
 
 /* Root slots hold a leaf's address minus the address of the all-empty
- * leaf (hs_pm_empty_leaf): 0 is the empty leaf.  So the root starts as
- * zeros: .bss that no relocation or initialisation writes, which stays
- * out of RSS (a table of pointers to the empty node cost relocations and
- * dirty .data per process). */
+ * leaf: 0 is the empty leaf.  So the root starts as zeros, fresh pages
+ * that no relocation or initialisation writes. */
 typedef uintptr_t hs_pm_node_t;
 
-/* The all-empty leaf: zeros, never written, so every lookup of a page
- * the heap never mapped ends in a NULL span with no NULL test on the
- * way; a lookup of a foreign pointer (free(NULL)) reads one page of it
- * (each page read is RSS on a kernel without a shared zero page, as
- * here). */
-extern hs_pm_leaf_t hs_pm_empty_leaf;
-extern hs_pm_node_t hs_pagemap_root[1 << HS_PM_ROOT_BITS];
+/* The pagemap's mapping: the all-empty leaf (zeros, never written, so
+ * every lookup of a page the heap never mapped ends in a NULL span with
+ * no NULL test on the way), then the root.  hs_pm_nroot is the number of
+ * root slots: 0 until the first leaf is created (the first malloc), so
+ * lookups before then (free(NULL), a foreign pointer) read nothing, and
+ * no static area is charged for the boot state. */
+#define HS_PM_ROOT_OFFSET sizeof(hs_pm_leaf_t)
+extern char *hs_pm_base HS_HIDDEN;
+extern uintptr_t hs_pm_nroot HS_HIDDEN;
 
-static inline hs_pm_leaf_t *hs_pm_leaf_of(hs_pm_node_t n)
+static inline hs_pm_leaf_t *hs_pm_leaf_of(const char *base, hs_pm_node_t n)
 {
-	return (hs_pm_leaf_t *)((uintptr_t)&hs_pm_empty_leaf + n);
+	return (hs_pm_leaf_t *)(base + n);
+}
+
+static inline hs_pm_node_t *hs_pm_root(const char *base)
+{
+	return (hs_pm_node_t *)(base + HS_PM_ROOT_OFFSET);
 }
 
 /* Leaf entry of page number `page` (span address | class << 56), or 0
@@ -68,12 +77,15 @@ static inline hs_pm_leaf_t *hs_pm_leaf_of(hs_pm_node_t n)
 static inline uintptr_t hs_pagemap_entry(uintptr_t page)
 {
 	uintptr_t ri = page >> HS_PM_LEAF_BITS;
-	if (HS_UNLIKELY(ri >= ((uintptr_t)1 << HS_PM_ROOT_BITS)))
+	/* acquire: a reader that sees the full root sees its mapping */
+	if (HS_UNLIKELY(ri >= __atomic_load_n(&hs_pm_nroot, __ATOMIC_ACQUIRE)))
 		return 0;
+	const char *base = hs_pm_base;
 	hs_pm_leaf_t *leaf = hs_pm_leaf_of(
-		__atomic_load_n(&hs_pagemap_root[ri], __ATOMIC_ACQUIRE));
-	return __atomic_load_n(&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)],
-			       __ATOMIC_ACQUIRE);
+		base, __atomic_load_n(&hs_pm_root(base)[ri], __ATOMIC_ACQUIRE));
+	return __atomic_load_n(
+		&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)],
+		__ATOMIC_ACQUIRE);
 }
 
 static inline hs_span_t *hs_pm_entry_span(uintptr_t e)
@@ -99,8 +111,10 @@ static inline hs_span_t *hs_pagemap_lookup(const void *p)
 	return hs_pagemap_get((uintptr_t)p >> HS_PAGE_SHIFT);
 }
 
-/* Creates the leaves covering [page, page + n).  false on ENOMEM.  Caller
- * holds the page heap lock. */
+/* Creates the leaves covering [page, page + n), and on first use the
+ * pagemap's mapping; makes the root pages that name them writable.
+ * false on ENOMEM (no mapping, or the commit limit refused a root page).
+ * Caller holds the page heap lock. */
 bool hs_pagemap_ensure(uintptr_t page, size_t n);
 
 /* Maps page -> span (span may be NULL; never a page of the sampled
