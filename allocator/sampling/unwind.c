@@ -141,6 +141,37 @@ static _Unwind_Reason_Code step(struct _Unwind_Context *uc, void *arg)
 
 #if defined(__x86_64__)
 
+/* The object libheapscope is (its mapping and identity), found once: the
+ * first frames of every capture are ours, and it is never unloaded
+ * while its malloc runs, so its lookup (_dl_find_object and the build
+ * ID, ~200 instructions) is made once, not once per sample.  oid is
+ * stored last (release); 0 until found. */
+static struct {
+	uintptr_t lo, hi;
+	uint64_t oid;
+} self_obj;
+
+static uint64_t object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+	uint64_t oid = __atomic_load_n(&self_obj.oid, __ATOMIC_ACQUIRE);
+
+	if (oid) {
+		*lo = __atomic_load_n(&self_obj.lo, __ATOMIC_RELAXED);
+		*hi = __atomic_load_n(&self_obj.hi, __ATOMIC_RELAXED);
+		if (pc - *lo < *hi - *lo)
+			return oid;
+	}
+	oid = hs_unwind_object_of(pc, lo, hi);
+	if (oid && self.state == 1 && in_self(pc + 1) &&
+	    !__atomic_load_n(&self_obj.oid, __ATOMIC_RELAXED)) {
+		/* racing threads store the same values */
+		__atomic_store_n(&self_obj.lo, *lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&self_obj.hi, *hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&self_obj.oid, oid, __ATOMIC_RELEASE);
+	}
+	return oid;
+}
+
 /*
  * Walk from the registers (ip, sp, bp) of hs_unwind_capture.  Returns the
  * number of frames stored, or -1: a frame outside the subset, redo the
@@ -171,7 +202,7 @@ static HS_NOINLINE int fast_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp,
 		}
 		/* One object lookup per run of frames in the same object. */
 		if (ip - 1 - lo >= hi - lo) {
-			oid = hs_unwind_object_of(ip - 1, &lo, &hi);
+			oid = object_of(ip - 1, &lo, &hi);
 			if (!oid)
 				return -1;
 		}
