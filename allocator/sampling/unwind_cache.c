@@ -181,7 +181,8 @@ static void ocache_put(const struct ocentry *v)
  * it locked in the child).  0: not in a loaded object, or an object
  * without a build ID other than the main program: not cached.
  */
-uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi,
+			     int *main)
 {
 	struct dl_find_object r;
 	const ElfW(Ehdr) *eh;
@@ -196,10 +197,13 @@ uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 		return 0;
 	*lo = (uintptr_t)r.dlfo_map_start;
 	*hi = (uintptr_t)r.dlfo_map_end;
+	*main = 0;
 	/* The main program is never unloaded (and in a static program its
 	 * mapping as given here may not start at its ELF header). */
-	if (r.dlfo_link_map->l_name == NULL || r.dlfo_link_map->l_name[0] == 0)
+	if (r.dlfo_link_map->l_name == NULL || r.dlfo_link_map->l_name[0] == 0) {
+		*main = 1;
 		return (uint64_t)*lo << 1 | 1;
+	}
 	bias = r.dlfo_link_map->l_addr;
 	eh = (const ElfW(Ehdr) *)*lo;
 	if (*hi - *lo < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||

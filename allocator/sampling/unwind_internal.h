@@ -84,8 +84,10 @@ static inline int hs_unwind_cache_get(uintptr_t ip, uint64_t oid, struct rule *r
 void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r);
 
 /* The identity of the object pc is in, and its mapping [*lo, *hi); 0 for
- * no object, or one that cannot be cached (unwind_cache.c). */
-uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+ * no object, or one that cannot be cached (unwind_cache.c).  *main: it
+ * is the main program (never unloaded). */
+uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi,
+			     int *main);
 
 #endif /* __x86_64__ */
 
