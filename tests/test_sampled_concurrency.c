@@ -161,16 +161,18 @@ static void *reader_main(void *arg)
 
 	(void)arg;
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-		uint64_t g0 = __atomic_load_n(&REG->generation, __ATOMIC_ACQUIRE);
-		uint64_t hw = __atomic_load_n(&REG->high_water, __ATOMIC_ACQUIRE);
+		uint64_t g0 =
+			__atomic_load_n(&REG->generation, __ATOMIC_ACQUIRE);
+		uint64_t hw =
+			__atomic_load_n(&REG->high_water, __ATOMIC_ACQUIRE);
 		uint64_t live = __atomic_load_n(&REG->live, __ATOMIC_RELAXED);
-		uint64_t bytes = __atomic_load_n(&REG->sampled_bytes,
-						 __ATOMIC_RELAXED);
+		uint64_t bytes =
+			__atomic_load_n(&REG->sampled_bytes, __ATOMIC_RELAXED);
 		uint64_t n = 0, sum = 0;
 
 		for (uint64_t i = 0; i < hw; i++) {
-			uint64_t s1 = __atomic_load_n(&r[i].seq,
-						      __ATOMIC_ACQUIRE);
+			uint64_t s1 =
+				__atomic_load_n(&r[i].seq, __ATOMIC_ACQUIRE);
 			struct heapscope_record c;
 
 			if (!s1)
@@ -185,7 +187,8 @@ static void *reader_main(void *arg)
 			if (!in_region((void *)(uintptr_t)c.ptr) ||
 			    (c.ptr - REG->region_start) % PAGE ||
 			    c.span_start != c.ptr)
-				bad("record's pointer does not start a page", c.ptr);
+				bad("record's pointer does not start a page",
+				    c.ptr);
 			if (c.allocated < c.requested ||
 			    c.span_bytes < c.allocated || c.span_bytes % PAGE ||
 			    c.weight == 0)
@@ -202,8 +205,9 @@ static void *reader_main(void *arg)
 		if (n != live)
 			bad("records in use != live in a stable window", n);
 		if (sum != bytes)
-			bad("pages of records != sampled_bytes in a stable window",
-			     sum);
+			bad("pages of records != sampled_bytes in a stable "
+			    "window",
+			    sum);
 	}
 	print_message("reader: %llu records checked, %llu stable windows\n",
 		      (unsigned long long)checked, (unsigned long long)windows);
@@ -261,11 +265,13 @@ static void test_many_threads(void **state)
 	if (REG->sample_period != 1)
 		skip(); /* the test wants every allocation sampled */
 	for (int i = 0; i < READERS; i++)
-		assert_int_equal(pthread_create(&rd[i], NULL, reader_main, NULL), 0);
+		assert_int_equal(
+			pthread_create(&rd[i], NULL, reader_main, NULL), 0);
 	assert_int_equal(pthread_create(&snap, NULL, snapshot_main, NULL), 0);
 	for (int i = 0; i < WORKERS; i++)
 		assert_int_equal(pthread_create(&w[i], NULL, worker_main,
-						(void *)(uintptr_t)(i + 1)), 0);
+						(void *)(uintptr_t)(i + 1)),
+				 0);
 	for (int i = 0; i < WORKERS; i++)
 		assert_int_equal(pthread_join(w[i], NULL), 0);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);

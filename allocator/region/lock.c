@@ -53,8 +53,8 @@ HS_NOINLINE void hs_word_lock_slow(hs_word_lock_t *l)
 	}
 	/* sleep while it stays held (EAGAIN: it changed, look again) */
 	while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0)
-		syscall(SYS_futex, &l->state, FUTEX_WAIT_PRIVATE, 2, NULL,
-			NULL, 0);
+		syscall(SYS_futex, &l->state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL,
+			0);
 }
 
 HS_NOINLINE void hs_word_lock_wake(hs_word_lock_t *l)

@@ -33,7 +33,10 @@ typedef struct hs_word_lock {
 	uint32_t state; /* 0 free, 1 held, 2 held and someone may sleep */
 } hs_word_lock_t;
 
-#define HS_WORD_LOCK_INIT {0}
+#define HS_WORD_LOCK_INIT                                                      \
+	{                                                                      \
+		0                                                              \
+	}
 
 /* Out of line, region/lock.c: spin, yield, then sleep until taken. */
 void hs_word_lock_slow(hs_word_lock_t *l);
