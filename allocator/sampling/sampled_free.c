@@ -129,8 +129,8 @@ static void report_mismatch(const void *p, size_t given,
  * starts a sample whose release needs the freeing stack (sample_free
  * probe, lifetime session; not while unwinding), drops the lock to
  * capture it into stack[] (*depth), then takes the lock and looks p up
- * again; a large unsampled block needs no stack.  *t: now, after the
- * capture.  Returns with the lock held.  (p's owner is freeing or growing it: between the
+ * again; a large unsampled block needs no stack.  *t: now (read before
+ * the lock is taken, again after a capture).  Returns with the lock held.  (p's owner is freeing or growing it: between the
  * two lookups it changes only by a double free, which the second
  * reports.) */
 static uint32_t lock_lookup(const void *p, uint32_t *page, int guarded,
@@ -139,16 +139,17 @@ static uint32_t lock_lookup(const void *p, uint32_t *page, int guarded,
 {
 	uint32_t slot;
 
+	*t = hs_clock_ns(); /* before the lock: not part of its hold */
 	hs_region_lock();
 	slot = hs_region_lookup(p, page);
 	if (slot != HS_PAGES_NONE && slot != HS_REGION_PLAIN && guarded &&
 	    (HS_PROBE_ENABLED(sample_free) || lifetime)) {
 		hs_region_unlock();
 		*depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
+		*t = hs_clock_ns();
 		hs_region_lock();
 		slot = hs_region_lookup(p, page);
 	}
-	*t = hs_clock_ns();
 	return slot;
 }
 
