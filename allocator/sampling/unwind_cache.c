@@ -11,7 +11,10 @@
  * lock-free _dl_find_object once per run of frames in one object): after
  * a dlclose, another object mapped at the same address has another build
  * ID and misses.  Objects without a build ID (other than the main
- * program) are not cached: stacks through them are libgcc's.
+ * program) are not cached: stacks through them are libgcc's.  Where an
+ * object's build-ID note is is cached too (ocache, below; the note is
+ * read and checked again on every use); libheapscope's and the main
+ * program's identities are kept once and for all by unwind.c.
  */
 #include <dlfcn.h>
 #include <link.h>
