@@ -37,8 +37,25 @@ size_t hs_unwind_cache_bytes(void)
 
 void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r)
 {
-	struct centry *e = hs_unwind_slot_of(ip);
-	uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	struct centry *set = hs_unwind_set_of(ip), *e;
+	uintptr_t ip0 = __atomic_load_n(&set[0].ip, __ATOMIC_RELAXED);
+	uintptr_t ip1 = __atomic_load_n(&set[1].ip, __ATOMIC_RELAXED);
+	uint32_t s;
+
+	/* ip's own entry (a stale one: another object's), else an empty
+	 * one, else the way a bit of ip picks (a third address of the set
+	 * evicts one of the two, always the same one) */
+	if (ip0 == ip)
+		e = &set[0];
+	else if (ip1 == ip)
+		e = &set[1];
+	else if (ip0 == 0)
+		e = &set[0];
+	else if (ip1 == 0)
+		e = &set[1];
+	else
+		e = &set[(ip >> 4) & 1];
+	s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 
 	if ((s & 1) || !__atomic_compare_exchange_n(&e->seq, &s, s + 1, 0,
 						    __ATOMIC_ACQ_REL,
