@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocator/base/mutex.h - the allocator's sleeping locks (page heap,
- * sampled region): glibc's adaptive mutexes, which try the lock a few
+ * allocator/base/mutex.h - the allocator's sleeping locks (the page
+ * heap; the sampled region had one until region/lock.h replaced it):
+ * glibc's adaptive mutexes, which try the lock a few
  * dozen times (with pause hints) before they sleep in futex.
  *
  * Their critical sections are a few hundred instructions; with threads

@@ -17,17 +17,17 @@
  * large unsampled blocks the region serves (region/blocks.c; their runs
  * carry HS_REGION_PLAIN).
  *
- * Locking: one mutex serialises the page runs, the registry writers, the
- * statistics they publish and the sessions' tables.  Unwinding, proxies
+ * Locking: one lock (region/lock.h: spin, yield, then futex) serialises
+ * the page runs, the registry writers, the statistics they publish and
+ * the sessions' tables.  Unwinding, proxies
  * and the sample_alloc probe happen outside it; sample_free fires inside
  * it, before the pages can be handed out again.
  */
 #include <errno.h>
-#include <pthread.h>
 
-#include "base/mutex.h"
 #include "base/os.h"
 #include "base/stats.h"
+#include "region/lock.h"
 #include "region/region.h"
 
 #define REGION_MAX ((size_t)256 << 30)
@@ -41,7 +41,7 @@ _Static_assert((HS_REGION_ALIGN & (HS_REGION_ALIGN - 1)) == 0 &&
 uintptr_t hs_sampled_start;
 uintptr_t hs_sampled_size;
 
-static pthread_mutex_t lock = HS_MUTEX_INIT;
+static hs_word_lock_t lock = HS_WORD_LOCK_INIT; /* region/lock.h */
 static void *reserved; /* hs_region_reserve's result */
 static size_t reserved_size;
 static uint64_t *cached_mirror; /* see hs_region_start */
@@ -86,28 +86,29 @@ int hs_region_start(uint64_t cache_bytes, uint64_t *mirror)
 
 void hs_region_lock(void)
 {
-	pthread_mutex_lock(&lock);
+	hs_word_lock(&lock);
 }
 
 void hs_region_unlock(void)
 {
-	pthread_mutex_unlock(&lock);
+	hs_word_unlock(&lock);
 }
 
 void hs_region_fork_prepare(void)
 {
-	pthread_mutex_lock(&lock);
+	hs_word_lock(&lock);
 }
 
 void hs_region_fork_parent(void)
 {
-	pthread_mutex_unlock(&lock);
+	hs_word_unlock(&lock);
 }
 
 void hs_region_fork_child(void)
 {
-	/* the child has one thread, the one that forked and holds the lock */
-	pthread_mutex_unlock(&lock);
+	/* the child has one thread, the one that forked and held the lock;
+	 * no other thread of it sleeps on the word */
+	hs_word_lock_init(&lock);
 }
 
 uint32_t hs_region_lookup(const void *p, uint32_t *page)

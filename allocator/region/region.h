@@ -7,7 +7,8 @@
  * (region/blocks.c); the core sees the region only through
  * allocator/sampling.h (hs_is_sampled).
  *
- * Locking: one mutex, the region lock, serialises the page runs
+ * Locking: one lock, the region lock (region/lock.h: spin, yield, then
+ * futex), serialises the page runs
  * (region/pages.h), the registry writers and the sessions' tables: every
  * function of this folder but hs_region_reserve and the lock's own runs
  * with it held.

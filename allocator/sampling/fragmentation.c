@@ -62,34 +62,44 @@ int hs_frag_commit(uint64_t slots)
 	return hs_lazy_commit(&ext_mem, slots * sizeof(*ext), 1 << 16);
 }
 
-/* Lock held.  Fill slot's extension from its record's proxy, stamped
- * with now (CLOCK_MONOTONIC ns). */
-void hs_frag_fill(uint32_t slot, uint64_t now)
+bool hs_frag_occupancy(const void *proxy, struct hs_span_occupancy *o)
 {
-	const struct heapscope_record *rec;
+	return ext && hs_central_occupancy(proxy, o);
+}
+
+void hs_frag_set(uint32_t slot, uint64_t seq,
+		 const struct hs_span_occupancy *o, uint64_t now)
+{
 	struct heapscope_record_ext *e;
-	struct hs_span_occupancy o;
-	uint64_t seq;
 
 	if (!ext || slot >= ext_capacity)
 		return;
-	rec = hs_registry_record(slot);
 	e = &ext[slot];
-	seq = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
 	/* a free slot stays untouched: its page may have been trimmed */
 	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED))
 		__atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
-	if (!seq || !rec->proxy)
-		return;
-	if (!hs_central_occupancy((const void *)(uintptr_t)rec->proxy, &o))
+	if (!seq || !o)
 		return;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	e->proxy_span_start = o.start;
-	e->proxy_span_bytes = o.bytes;
-	e->proxy_span_live = o.live;
-	e->proxy_span_objects = o.objects;
+	e->proxy_span_start = o->start;
+	e->proxy_span_bytes = o->bytes;
+	e->proxy_span_live = o->live;
+	e->proxy_span_objects = o->objects;
 	e->updated_ns = now;
 	__atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
+}
+
+/* Lock held.  Fill slot's extension from its record's proxy, stamped
+ * with now (CLOCK_MONOTONIC ns). */
+static void fill(uint32_t slot, uint64_t now)
+{
+	const struct heapscope_record *rec = hs_registry_record(slot);
+	uint64_t seq = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
+	struct hs_span_occupancy o;
+	bool got = seq && rec->proxy &&
+		   hs_central_occupancy((const void *)(uintptr_t)rec->proxy, &o);
+
+	hs_frag_set(slot, seq, got ? &o : NULL, now);
 }
 
 size_t hs_frag_trim(void)
@@ -120,7 +130,7 @@ static void refresh(uint64_t n, uint64_t now)
 	for (uint64_t i = 0; i < n; i++) {
 		if (refresh_cursor >= hw)
 			refresh_cursor = 0;
-		hs_frag_fill((uint32_t)refresh_cursor++, now);
+		fill((uint32_t)refresh_cursor++, now);
 	}
 }
 

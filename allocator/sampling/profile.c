@@ -112,7 +112,9 @@ size_t hs_sampled_snapshot(struct heapscope_sample *out, size_t max,
 	uint64_t hw;
 
 	hs_region_lock();
-	*live = (uint64_t)hs_stat_get(HS_STAT_live);
+	/* the registry's count, written under the lock (HS_STAT_live is
+	 * updated after it: sample.h struct hs_sample_acct) */
+	*live = __atomic_load_n(&heapscope_registry.live, __ATOMIC_RELAXED);
 	if (*live > max) {
 		hs_region_unlock();
 		return (size_t)-1;

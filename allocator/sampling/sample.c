@@ -30,7 +30,17 @@
 #include "sampling/sample.h"
 #include "sampling/sampler.h"
 
-void hs_sample_account(const struct heapscope_record *rec, int sign)
+void hs_sample_acct_of(const struct heapscope_record *rec,
+		       struct hs_sample_acct *a)
+{
+	a->requested = rec->requested;
+	a->allocated = rec->allocated;
+	a->weight = rec->weight;
+	a->span_bytes = rec->span_bytes;
+	a->proxy = rec->proxy != 0;
+}
+
+void hs_sample_account(const struct hs_sample_acct *rec, int sign)
 {
 	/* The heap's own figures (mallinfo2, heapscope_get_stats) count a
 	 * sample as the block it is: one with a proxy already is, through
@@ -45,26 +55,17 @@ void hs_sample_account(const struct heapscope_record *rec, int sign)
 		hs_stat_add(HS_STAT_sampled_large_bytes,
 			    sign * (int64_t)rec->allocated);
 	}
-	uint64_t inuse = hs_sampler_estimate(rec->weight, rec->allocated, rec->requested);
-	uint64_t frag = rec->allocated > rec->requested ?
-		hs_sampler_estimate(rec->weight, rec->allocated - rec->requested, rec->requested) : 0;
-	uint64_t proxy = rec->proxy ? rec->allocated : 0;
+	int64_t inuse = (int64_t)hs_sampler_estimate(rec->weight, rec->allocated, rec->requested);
+	int64_t frag = rec->allocated > rec->requested ?
+		(int64_t)hs_sampler_estimate(rec->weight, rec->allocated - rec->requested, rec->requested) : 0;
+	int64_t proxy = rec->proxy ? (int64_t)rec->allocated : 0;
 
-	if (sign > 0) {
-		hs_stat_add(HS_STAT_samples_total, 1);
-		hs_stat_add(HS_STAT_live, 1);
-		hs_stat_add(HS_STAT_pages_bytes, (int64_t)rec->span_bytes);
-		hs_stat_add(HS_STAT_proxy_bytes, (int64_t)proxy);
-		hs_stat_add(HS_STAT_inuse_estimate, (int64_t)inuse);
-		hs_stat_add(HS_STAT_fragmentation_estimate, (int64_t)frag);
-	} else {
-		hs_stat_add(HS_STAT_frees_total, 1);
-		hs_stat_add(HS_STAT_live, -1);
-		hs_stat_add(HS_STAT_pages_bytes, -(int64_t)rec->span_bytes);
-		hs_stat_add(HS_STAT_proxy_bytes, -(int64_t)proxy);
-		hs_stat_add(HS_STAT_inuse_estimate, -(int64_t)inuse);
-		hs_stat_add(HS_STAT_fragmentation_estimate, -(int64_t)frag);
-	}
+	hs_stat_add(sign > 0 ? HS_STAT_samples_total : HS_STAT_frees_total, 1);
+	hs_stat_add(HS_STAT_live, sign);
+	hs_stat_add(HS_STAT_pages_bytes, sign * (int64_t)rec->span_bytes);
+	hs_stat_add(HS_STAT_proxy_bytes, sign * proxy);
+	hs_stat_add(HS_STAT_inuse_estimate, sign * inuse);
+	hs_stat_add(HS_STAT_fragmentation_estimate, sign * frag);
 }
 
 /* Does a sample of r requested, a allocated bytes hold a proxy?  Small
@@ -92,7 +93,9 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	uint32_t depth, slot, page, old_slot;
 	uint64_t seq, t;
 	void *proxy = NULL, *old_proxy = NULL, *p;
-	bool huge;
+	struct hs_sample_acct acct, old_acct;
+	struct hs_span_occupancy occ;
+	bool huge, has_occ = false, retired = false;
 
 	if (align > HS_REGION_ALIGN)
 		return NULL;
@@ -118,6 +121,9 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 		proxy = hs_alloc_unsampled(r, align);
 		if (!proxy)
 			return NULL;
+		/* the span's occupancy is a snapshot either way: read it
+		 * (a pagemap walk and a cache miss) before the lock */
+		has_occ = hs_frag_occupancy(proxy, &occ);
 	}
 	depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
 	t = hs_clock_ns();
@@ -129,11 +135,14 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	if (grow && (old_slot = hs_region_lookup(grow, &page)) != HS_PAGES_NONE &&
 	    hs_region_extend(page, old_slot, (uint32_t)npages)) {
 		p = grow;
-		if (old_slot != HS_REGION_PLAIN)
+		if (old_slot != HS_REGION_PLAIN) {
+			retired = true;
 			old_proxy = hs_sample_release_locked(
 				old_slot, p, stack, depth, t,
 				__atomic_load_n(&hs_lifetime_sessions_active,
-						__ATOMIC_RELAXED));
+						__ATOMIC_RELAXED),
+				&old_acct);
+		}
 		hs_pages_set_slot(page, slot);
 		npages = hs_pages_len(page);
 	} else {
@@ -162,13 +171,19 @@ static void *take_sample(size_t r, size_t align, size_t w, void *grow)
 	memcpy(rec->stack, stack, depth * sizeof(stack[0]));
 	seq = hs_registry_next_seq();
 	hs_registry_publish(slot, seq); /* seq stored last */
-	hs_sample_account(rec, 1);
+	acct = (struct hs_sample_acct){.requested = r, .allocated = a,
+				       .weight = w, .span_bytes = rec->span_bytes,
+				       .proxy = proxy != NULL};
 	hs_region_publish_cache();
-	hs_frag_fill(slot, t);
+	hs_frag_set(slot, seq, has_occ ? &occ : NULL, t);
 	hs_frag_refresh_some(t);
 	if (__atomic_load_n(&hs_allocs_sessions_active, __ATOMIC_RELAXED))
 		hs_session_on_alloc(rec);
 	hs_region_unlock();
+	/* statistics after the lock (sample.h struct hs_sample_acct) */
+	if (retired)
+		hs_sample_account(&old_acct, -1);
+	hs_sample_account(&acct, 1);
 	if (old_proxy)
 		hs_free_unsampled(old_proxy);
 

@@ -33,7 +33,8 @@
 
 void *hs_sample_release_locked(uint32_t slot, const void *p,
 			       const uint64_t *stack, uint32_t depth,
-			       uint64_t t, int lifetime)
+			       uint64_t t, int lifetime,
+			       struct hs_sample_acct *acct)
 {
 	struct heapscope_record *rec = hs_registry_record(slot);
 	uint64_t seq = hs_registry_next_seq();
@@ -46,7 +47,7 @@ void *hs_sample_release_locked(uint32_t slot, const void *p,
 		HS_PROBE_SAMPLE_FREE(p, rec->requested, rec->allocated, rec->seq,
 				     stack, depth, seq);
 	HS_PROBE_COMPAT_FREE(p, rec->requested, rec->allocated);
-	hs_sample_account(rec, -1);
+	hs_sample_acct_of(rec, acct);
 	hs_frag_clear(slot);
 	hs_registry_release(slot); /* seq cleared first */
 	hs_frag_refresh_some(t);
@@ -128,8 +129,8 @@ static void report_mismatch(const void *p, size_t given,
  * starts a sample whose release needs the freeing stack (sample_free
  * probe, lifetime session; not while unwinding), drops the lock to
  * capture it into stack[] (*depth), then takes the lock and looks p up
- * again; a large unsampled block needs no stack.  *t: now, after the
- * capture.  Returns with the lock held.  (p's owner is freeing or growing it: between the
+ * again; a large unsampled block needs no stack.  *t: now (read before
+ * the lock is taken, again after a capture).  Returns with the lock held.  (p's owner is freeing or growing it: between the
  * two lookups it changes only by a double free, which the second
  * reports.) */
 static uint32_t lock_lookup(const void *p, uint32_t *page, int guarded,
@@ -138,16 +139,17 @@ static uint32_t lock_lookup(const void *p, uint32_t *page, int guarded,
 {
 	uint32_t slot;
 
+	*t = hs_clock_ns(); /* before the lock: not part of its hold */
 	hs_region_lock();
 	slot = hs_region_lookup(p, page);
 	if (slot != HS_PAGES_NONE && slot != HS_REGION_PLAIN && guarded &&
 	    (HS_PROBE_ENABLED(sample_free) || lifetime)) {
 		hs_region_unlock();
 		*depth = hs_unwind_capture(stack, HEAPSCOPE_MAX_FRAMES);
+		*t = hs_clock_ns();
 		hs_region_lock();
 		slot = hs_region_lookup(p, page);
 	}
-	*t = hs_clock_ns();
 	return slot;
 }
 
@@ -156,6 +158,7 @@ void hs_sampled_free(void *p, size_t size_hint)
 	uint64_t stack[HEAPSCOPE_MAX_FRAMES];
 	struct heapscope_record *rec;
 	struct mismatch mm;
+	struct hs_sample_acct acct;
 	uint32_t depth = 0, slot, page = 0;
 	int guarded = hs_guard_enter(), mismatched = 0;
 	uint64_t t;
@@ -190,10 +193,12 @@ void hs_sampled_free(void *p, size_t size_hint)
 		memcpy(mm.stack, rec->stack, mm.depth * sizeof(mm.stack[0]));
 	}
 	/* before the pages can be reused or decommitted */
-	proxy = hs_sample_release_locked(slot, p, stack, depth, t, lifetime);
+	proxy = hs_sample_release_locked(slot, p, stack, depth, t, lifetime,
+					 &acct);
 	hs_pages_free(page);
 	hs_region_publish_cache();
 	hs_region_unlock();
+	hs_sample_account(&acct, -1);
 	if (proxy)
 		hs_free_unsampled(proxy);
 	if (mismatched && guarded) {
@@ -229,7 +234,8 @@ bool hs_region_grow(void *p, size_t n)
 	uint32_t slot, page = 0, depth = 0;
 	int guarded, lifetime;
 	void *proxy = NULL;
-	bool done = false;
+	bool done = false, retired = false;
+	struct hs_sample_acct acct;
 	uint64_t t;
 
 	if (n <= HS_MAX_SMALL_SIZE || n > hs_region_block_max())
@@ -242,7 +248,8 @@ bool hs_region_grow(void *p, size_t n)
 		if (slot != HS_REGION_PLAIN) {
 			/* a sample grown unsampled: its record goes */
 			proxy = hs_sample_release_locked(slot, p, stack, depth, t,
-					       lifetime);
+							 lifetime, &acct);
+			retired = true;
 			hs_pages_set_slot(page, HS_REGION_PLAIN);
 		}
 		hs_region_block_account(page, 1);
@@ -250,6 +257,8 @@ bool hs_region_grow(void *p, size_t n)
 		done = true;
 	}
 	hs_region_unlock();
+	if (retired)
+		hs_sample_account(&acct, -1);
 	if (proxy)
 		hs_free_unsampled(proxy);
 	if (guarded)

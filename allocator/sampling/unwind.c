@@ -141,6 +141,46 @@ static _Unwind_Reason_Code step(struct _Unwind_Context *uc, void *arg)
 
 #if defined(__x86_64__)
 
+/* The objects that are never unloaded, found once each: libheapscope
+ * (the first frames of every capture are ours, and its malloc is in use
+ * while it is mapped) and the main program (most stacks cross it); their
+ * lookup (_dl_find_object, and our build ID: ~100-200 instructions) is
+ * then made once, not once per sample.  oid is stored last (release), 0
+ * until found; racing threads store the same values. */
+enum { IMMORTAL_SELF, IMMORTAL_MAIN, NIMMORTAL };
+
+static struct {
+	uintptr_t lo, hi;
+	uint64_t oid;
+} immortal[NIMMORTAL];
+
+static uint64_t object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+	uint64_t oid;
+	int main, k = -1;
+
+	for (int i = 0; i < NIMMORTAL; i++) {
+		oid = __atomic_load_n(&immortal[i].oid, __ATOMIC_ACQUIRE);
+		if (!oid)
+			continue;
+		*lo = __atomic_load_n(&immortal[i].lo, __ATOMIC_RELAXED);
+		*hi = __atomic_load_n(&immortal[i].hi, __ATOMIC_RELAXED);
+		if (pc - *lo < *hi - *lo)
+			return oid;
+	}
+	oid = hs_unwind_object_of(pc, lo, hi, &main);
+	if (oid && main)
+		k = IMMORTAL_MAIN;
+	else if (oid && self.state == 1 && in_self(pc + 1))
+		k = IMMORTAL_SELF;
+	if (k >= 0 && !__atomic_load_n(&immortal[k].oid, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&immortal[k].lo, *lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&immortal[k].hi, *hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&immortal[k].oid, oid, __ATOMIC_RELEASE);
+	}
+	return oid;
+}
+
 /*
  * Walk from the registers (ip, sp, bp) of hs_unwind_capture.  Returns the
  * number of frames stored, or -1: a frame outside the subset, redo the
@@ -171,7 +211,7 @@ static HS_NOINLINE int fast_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp,
 		}
 		/* One object lookup per run of frames in the same object. */
 		if (ip - 1 - lo >= hi - lo) {
-			oid = hs_unwind_object_of(ip - 1, &lo, &hi);
+			oid = object_of(ip - 1, &lo, &hi);
 			if (!oid)
 				return -1;
 		}
