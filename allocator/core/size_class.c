@@ -5,9 +5,7 @@
  * 1 KiB, 128-byte above).
  *
  * Classes: 16..128 in steps of 16, then 8 classes per power of two
- * (step = base / 8) up to 256 KiB, but 16 (step base / 16: 16 bytes to
- * 512, 32 to 1 KiB) from 256 bytes to 1 KiB: 8 + 11 * 8 + 16 = 112
- * classes.
+ * (step = base / 8) up to 256 KiB: 8 + 11 * 8 = 96 classes.
  */
 #include "base/assert.h"
 #include "base/log.h"
@@ -31,15 +29,6 @@ hs_class_info_t hs_classes[HS_NUM_CLASSES];
  * fill than a central-list trip per 16 KiB does (espresso, cfrac:
  * instructions +0.15 %, +0.0 %). */
 #define BIG_CLASS 1024
-
-/* 16 classes per power of two in [FINE_FIRST, FINE_END): at most 6.25 %
- * rounding there, 12.5 % elsewhere.  jq's values (272, 392 and 776
- * bytes, ~340000 live at its peak) took 288, 416 and 832: 8.6 MiB of
- * rounding, against 3.7 MiB for glibc's 16-byte steps (2.5 now); peak
- * RSS 194.3 -> 185.7 MiB.  Not finer above
- * 1 KiB: the lookup table's steps are 128 bytes there. */
-#define FINE_FIRST 256
-#define FINE_END 1024
 #define BATCH_BYTES(size) ((size) > BIG_CLASS ? 16384 : 65536)
 #define LIST_BYTES(size) ((size) > BIG_CLASS ? 16384 : 262144)
 
@@ -107,12 +96,9 @@ void hs_size_class_init(void)
 	unsigned c = 1;
 	for (size_t s = 16; s <= 128; s += 16)
 		set_class(c++, s);
-	for (size_t base = 128; base < HS_MAX_SMALL_SIZE; base *= 2) {
-		size_t step =
-			base / (base >= FINE_FIRST && base < FINE_END ? 16 : 8);
-		for (size_t s = base + step; s <= 2 * base; s += step)
+	for (size_t base = 128; base < HS_MAX_SMALL_SIZE; base *= 2)
+		for (size_t s = base + base / 8; s <= 2 * base; s += base / 8)
 			set_class(c++, s);
-	}
 	if (c != HS_NUM_CLASSES) {
 		hs_log("heapscope: internal error: %u size classes", c);
 		__builtin_trap();

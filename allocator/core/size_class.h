@@ -5,8 +5,7 @@
  *
  * Class 0 is "no class" (large spans); classes 1..HS_NUM_CLASSES-1 are
  * the small classes, 16 B to HS_MAX_SMALL_SIZE, every size a multiple of
- * 16, at most 12.5 % internal waste above 128 bytes (6.25 % from 256
- * bytes to 1 KiB).
+ * 16, at most 12.5 % internal waste above 128 bytes.
  */
 #ifndef HS_SIZE_CLASS_H
 #define HS_SIZE_CLASS_H
@@ -16,16 +15,15 @@
 
 #include "base/hs_common.h"
 
-#define HS_NUM_CLASSES 113
+#define HS_NUM_CLASSES 97
 /* hs_size_class_init's scheme: class 0, 8 classes of 16..128 bytes, then 8
- * per power of two up to HS_MAX_SMALL_SIZE (a power of two), 16 in the
- * two from 256 bytes to 1 KiB; classes are stored in uint8_t (the lookup
- * table, hs_span_t.size_class). */
+ * per power of two up to HS_MAX_SMALL_SIZE (a power of two); classes
+ * are stored in uint8_t (the lookup table, hs_span_t.size_class). */
 _Static_assert((HS_MAX_SMALL_SIZE & (HS_MAX_SMALL_SIZE - 1)) == 0 &&
 		       HS_MAX_SMALL_SIZE >= 256,
 	       "HS_MAX_SMALL_SIZE: a power of two of at least 256");
 _Static_assert(HS_NUM_CLASSES ==
-		       1 + 8 + 8 * (__builtin_ctzll(HS_MAX_SMALL_SIZE) - 7) + 16,
+		       1 + 8 + 8 * (__builtin_ctzll(HS_MAX_SMALL_SIZE) - 7),
 	       "HS_NUM_CLASSES does not match the classes up to "
 	       "HS_MAX_SMALL_SIZE");
 _Static_assert(HS_NUM_CLASSES <= 256, "a size class fits in uint8_t");

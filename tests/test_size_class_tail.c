@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/test_size_class_waste.c - what the size classes waste: the
+ * tests/test_size_class_tail.c - span geometry of the size classes: the
  * unused tail of each class's span (span bytes not a multiple of the
- * object size) is small, and the span is no longer than it takes; a
- * request from 257 bytes to 1 KiB is rounded up by at most 1/16.  The
- * expected figures are computed here by brute force over span lengths
- * and sizes, not taken from size_class.c.
+ * object size) is small, and the span is no longer than it takes.  The
+ * expected figures are computed here by brute force over span lengths,
+ * not taken from size_class.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,38 +86,11 @@ static void test_span_bytes_per_request(void **state)
 	assert_true(per <= 11200 * 1.01);
 }
 
-/* 16 classes per power of two from 256 bytes to 1 KiB: a request there
- * takes at most 1/16 more than its size (12.5 % was the bound before,
- * and is still checked elsewhere by test_size_class), its class the
- * smallest that fits and a multiple of 16 */
-static void test_fine_rounding(void **state)
-{
-	(void)state;
-	unsigned classes_between = 0;
-	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
-		if (hs_classes[c].size > 256 && hs_classes[c].size <= 1024)
-			classes_between++;
-	assert_int_equal(classes_between, 32);
-	for (size_t n = 257; n <= 1024; n++) {
-		unsigned c = hs_size_to_class(n);
-		size_t cs = hs_classes[c].size;
-		assert_true(cs >= n);
-		assert_true((cs - n) * 16 <= n);
-		assert_int_equal(cs % 16, 0);
-		assert_true(hs_classes[c - 1].size < n);
-	}
-	/* jq's 392 and 776-byte values (the next multiples of 16 and 32) */
-	assert_int_equal(hs_classes[hs_size_to_class(392)].size, 400);
-	assert_int_equal(hs_classes[hs_size_to_class(776)].size, 800);
-	assert_int_equal(hs_classes[hs_size_to_class(272)].size, 272);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tail_bounded),
 		cmocka_unit_test(test_span_bytes_per_request),
-		cmocka_unit_test(test_fine_rounding),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
