@@ -10,6 +10,19 @@
 #define HS_NOINLINE __attribute__((noinline))
 #define HS_COLD __attribute__((cold, noinline))
 #define HS_EXPORT __attribute__((visibility("default")))
+
+/* A spin-wait hint to the CPU (pause / yield) for one round of a lock's
+ * spin; a compiler barrier elsewhere.  No side effect. */
+static inline void hs_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
 /* On the declaration of a global read by a fast path: the compiler then
  * addresses it directly (sym(%rip)) instead of loading its address from
  * the GOT, which the linker only turns into a lea, one instruction more

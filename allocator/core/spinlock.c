@@ -13,17 +13,6 @@
 
 #define SPINS 128
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 HS_NOINLINE void hs_spin_lock_slow(hs_spinlock_t *l)
 {
 	for (;;) {
@@ -31,7 +20,7 @@ HS_NOINLINE void hs_spin_lock_slow(hs_spinlock_t *l)
 			if (!__atomic_load_n(&l->held, __ATOMIC_RELAXED) &&
 			    !__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE))
 				return;
-			cpu_relax();
+			hs_cpu_relax();
 		}
 		sched_yield();
 	}

@@ -21,17 +21,6 @@
 #define SPINS 128
 #define YIELDS 4
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 static int try_take(hs_word_lock_t *l)
 {
 	uint32_t free = 0;
@@ -47,7 +36,7 @@ HS_NOINLINE void hs_word_lock_slow(hs_word_lock_t *l)
 		for (int i = 0; i < SPINS; i++) {
 			if (try_take(l))
 				return;
-			cpu_relax();
+			hs_cpu_relax();
 		}
 		sched_yield();
 	}
