@@ -26,10 +26,11 @@ static HS_COLD void foreign_free(void *p)
 		       p);
 }
 
-HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s, size_t size_hint)
+HS_NOINLINE void hs_free_slow(void *p, size_t size_hint)
 {
 	if (!p)
 		return;
+	hs_span_t *s = hs_pagemap_lookup(p);
 	if (!s && hs_is_sampled(p)) {
 		hs_sampled_free(p, size_hint);
 		return;
@@ -41,6 +42,12 @@ HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s, size_t size_hint)
 		return;
 	}
 	hs_large_free(s);
+}
+
+HS_NOINLINE void hs_free_overflow(void *p, size_t off)
+{
+	hs_tc_overflow(hs_thread.tc, (unsigned)(off >> HS_CLASS_TABLE_SHIFT),
+		       p);
 }
 
 void hs_free_unsampled(void *p)

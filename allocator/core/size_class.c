@@ -12,7 +12,7 @@
 #include "base/stats.h"
 #include "core/size_class.h"
 
-uint8_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
+uint16_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
 hs_class_info_t hs_classes[HS_NUM_CLASSES];
 
 /* Bytes of one transfer (thread cache <-> central list) and of one class's
@@ -108,7 +108,8 @@ void hs_size_class_init(void)
 	for (size_t i = 0; i <= HS_CLASS_INDEX_MAX; i++) {
 		if (i > 64 && i < 129) {
 			/* unused: hs_class_index(1025) is already 129 */
-			hs_class_table[i] = (uint8_t)cls;
+			hs_class_table[i] =
+				(uint16_t)(cls << HS_CLASS_TABLE_SHIFT);
 			continue;
 		}
 		size_t max = i <= 64 ? i * 16 : (i - 120) * 128;
@@ -116,7 +117,7 @@ void hs_size_class_init(void)
 			max = 16;
 		while (cls + 1 < HS_NUM_CLASSES && hs_classes[cls].size < max)
 			cls++;
-		hs_class_table[i] = (uint8_t)cls;
+		hs_class_table[i] = (uint16_t)(cls << HS_CLASS_TABLE_SHIFT);
 	}
 	hs_assert_expensive(hs_size_class_is_valid());
 }
@@ -141,6 +142,9 @@ int hs_size_class_is_valid(void)
 		if (c > 1 && ci->size <= hs_classes[c - 1].size)
 			return 0;
 	}
+	for (size_t i = 0; i <= HS_CLASS_INDEX_MAX; i++)
+		if (hs_class_table[i] & ((1u << HS_CLASS_TABLE_SHIFT) - 1))
+			return 0; /* not a list offset */
 	for (size_t n = 0; n <= HS_MAX_SMALL_SIZE; n++) {
 		unsigned c = hs_size_to_class(n);
 		if (c == 0 || hs_classes[c].size < n)
