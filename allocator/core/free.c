@@ -44,10 +44,10 @@ HS_NOINLINE void hs_free_slow(void *p, size_t size_hint)
 	hs_large_free(s);
 }
 
-HS_NOINLINE void hs_free_overflow(void *p, size_t off)
+HS_NOINLINE void hs_free_overflow(void *p, hs_tc_list_t *l)
 {
-	hs_tc_overflow(hs_thread.tc, (unsigned)(off >> HS_CLASS_TABLE_SHIFT),
-		       p);
+	hs_tcache_t *tc = hs_thread.tc;
+	hs_tc_overflow(tc, (unsigned)(l - tc->lists), p);
 }
 
 void hs_free_unsampled(void *p)

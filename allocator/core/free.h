@@ -23,11 +23,10 @@
  * up again: keeping the entry alive across the fast path cost it an
  * instruction. */
 void hs_free_slow(void *p, size_t size_hint) HS_NOINLINE;
-/* Free of p, whose list at byte offset off of the calling thread's cache
- * has no room: hs_tc_overflow of that cache, reloaded here so the fast
- * path keeps no cache pointer (and p first: it stays in the register it
- * came in). */
-void hs_free_overflow(void *p, size_t off) HS_NOINLINE;
+/* Free of p, whose list l of the calling thread's cache has no room:
+ * hs_tc_overflow of that cache (reloaded here, so the fast path keeps
+ * only l; p first: it stays in the register it came in). */
+void hs_free_overflow(void *p, hs_tc_list_t *l) HS_NOINLINE;
 /* Usable size of any pointer; 0 for NULL or foreign pointers. */
 size_t hs_usable_size(const void *p);
 
@@ -62,8 +61,9 @@ static inline void hs_free_inline(void *p, size_t size_hint)
 		hs_free_slow(p, size_hint);
 		return;
 	}
-	if (HS_UNLIKELY(!hs_tc_try_push(off, p)))
-		hs_free_overflow(p, off);
+	hs_tc_list_t *l = hs_tc_list_at(hs_thread.tc, off);
+	if (HS_UNLIKELY(!hs_tc_try_push(l, p)))
+		hs_free_overflow(p, l);
 }
 
 #endif /* HS_FREE_H */

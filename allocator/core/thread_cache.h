@@ -114,21 +114,18 @@ static inline hs_tc_list_t *hs_tc_list_at(const hs_tcache_t *tc, size_t off)
 	return (hs_tc_list_t *)((char *)tc + off);
 }
 
-/* Free fast path: pushes p onto the calling thread's list at byte offset
- * off (its class << HS_CLASS_TABLE_SHIFT) when the list has room; false,
- * nothing written, when it has none (the caller hands p to
- * hs_tc_overflow).  Tests for room before writing, so the shared
- * read-only caches are never written. */
-static inline bool hs_tc_try_push(size_t off, void *p)
+/* Free fast path: pushes p onto list l of the calling thread's cache when
+ * it has room; false, nothing written, when it has none (the caller
+ * hands p to hs_tc_overflow).  Tests for room before writing, so the
+ * shared read-only caches are never written. */
+static inline bool hs_tc_try_push(hs_tc_list_t *l, void *p)
 {
-	hs_tc_list_t *l = hs_tc_list_at(hs_thread.tc, off);
 	uint32_t len = l->length;
 	if (HS_UNLIKELY(len >= l->max_length))
 		return false;
-	void *head = l->head;
-	l->length = len + 1;
-	*(void **)p = head;
+	*(void **)p = l->head;
 	l->head = p;
+	l->length = len + 1;
 	return true;
 }
 
