@@ -16,6 +16,10 @@
  *   that list of the calling thread's cache (head, length + 1) and the
  *   next malloc of the size pops it back (length - 1).  A large block's
  *   entry carries offset 0 (free's slow path).
+ * - realloc and malloc_usable_size, which read the class from the entry
+ *   (not the span): a block's usable size is its class's size, a realloc
+ *   within the class keeps the block, one to the next class moves it
+ *   with its bytes; a large block's interior has usable size 0.
  * Linked with libheapscope.a, sampling off (a sample is never in the
  * pagemap).
  */
@@ -23,7 +27,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "core/pagemap.h"
@@ -126,12 +132,39 @@ static void test_malloc_free_lists(void **state)
 	free(big);
 }
 
+static void test_realloc_usable_size(void **state)
+{
+	(void)state;
+	for (unsigned c = 1; c + 1 < HS_NUM_CLASSES; c++) {
+		size_t size = hs_classes[c].size;
+		unsigned char *p = malloc(size);
+		assert_non_null(p);
+		assert_int_equal(malloc_usable_size(p), size);
+		memset(p, (int)c, size);
+		assert_ptr_equal(realloc(p, hs_classes[c - 1].size + 1), p);
+		unsigned char *q = realloc(p, size + 1); /* class c + 1 */
+		assert_non_null(q);
+		assert_true(q != p);
+		assert_int_equal(malloc_usable_size(q), hs_classes[c + 1].size);
+		for (size_t i = 0; i < size; i++)
+			if (q[i] != (unsigned char)c)
+				fail_msg("class %u: byte %zu lost", c, i);
+		free(q);
+	}
+	char *big = malloc(HS_MAX_SMALL_SIZE + 1);
+	assert_non_null(big);
+	assert_true(malloc_usable_size(big) > HS_MAX_SMALL_SIZE);
+	assert_int_equal(malloc_usable_size(big + HS_PAGE_SIZE), 0);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_class_table_offsets),
 		cmocka_unit_test(test_entry_encoding),
 		cmocka_unit_test(test_malloc_free_lists),
+		cmocka_unit_test(test_realloc_usable_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
