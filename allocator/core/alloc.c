@@ -181,13 +181,11 @@ void *hs_realloc(void *p, size_t n)
 			return q;
 		}
 	} else {
-		hs_span_t *s = hs_pagemap_lookup(p);
-		/* an interior pointer of a large span is not owned either:
-		 * copying hs_span_bytes() from it would read past the span */
-		if (!s || s->location != HS_SPAN_IN_USE ||
-		    (!s->size_class && p != hs_span_addr(s)))
-			goto not_owned;
-		unsigned cls = s->size_class;
+		/* a class in the entry: a small-object span in use (the class
+		 * is set before its objects escape and cleared before the span
+		 * goes back, core/pagemap.h), so the span is not read */
+		uintptr_t e = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT);
+		unsigned cls = hs_pm_entry_class(e);
 		if (cls) {
 			old = hs_classes[cls].size;
 			/* same class: nothing to do */
@@ -195,13 +193,19 @@ void *hs_realloc(void *p, size_t n)
 			    hs_size_to_class(n) == cls)
 				return p;
 		} else {
+			hs_span_t *s = hs_pm_entry_span(e);
+			/* an interior pointer of a large span is not owned
+			 * either: copying hs_span_bytes() from it would read
+			 * past the span */
+			if (!s || s->location != HS_SPAN_IN_USE ||
+			    s->size_class || p != hs_span_addr(s))
+				goto not_owned;
 			old = hs_span_bytes(s);
 			/* keep a large block that shrinks by less than half */
 			if (n > HS_MAX_SMALL_SIZE && n <= old && n >= old / 2)
 				return p;
 			/* grow in place into a free neighbour (no copy) */
-			if (n > old && n <= HS_LARGE_MAX &&
-			    hs_large_grow(s, n))
+			if (n > old && n <= HS_LARGE_MAX && hs_large_grow(s, n))
 				return p;
 		}
 	}

@@ -53,14 +53,21 @@ static inline void *hs_malloc_inline(size_t n)
 {
 	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_thread.sampler, n)))
 		return hs_alloc_sample_slow(n, 0);
-	if (HS_LIKELY(n <= HS_MAX_SMALL_SIZE)) {
-		hs_tc_list_t *l = &hs_thread.tc->lists[hs_size_to_class(n)];
-		void *p = l->head;
-		if (HS_LIKELY(p != NULL)) {
-			l->head = *(void **)p;
-			l->length--;
-			return p;
-		}
+	/* the table gives the list's byte offset in the cache: the common
+	 * sizes, up to 1 KiB, first, with one compare */
+	size_t off;
+	if (HS_LIKELY(n <= HS_CLASS_FINE_MAX))
+		off = hs_class_table[(n + 15) >> 4];
+	else if (n <= HS_MAX_SMALL_SIZE)
+		off = hs_class_table[hs_class_index(n)];
+	else
+		return hs_alloc_slow(n);
+	hs_tc_list_t *l = hs_tc_list_at(hs_thread.tc, off);
+	void *p = l->head;
+	if (HS_LIKELY(p != NULL)) {
+		l->head = *(void **)p;
+		l->length--;
+		return p;
 	}
 	return hs_alloc_slow(n);
 }

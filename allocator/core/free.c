@@ -26,10 +26,11 @@ static HS_COLD void foreign_free(void *p)
 		       p);
 }
 
-HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s, size_t size_hint)
+HS_NOINLINE void hs_free_slow(void *p, size_t size_hint)
 {
 	if (!p)
 		return;
+	hs_span_t *s = hs_pagemap_lookup(p);
 	if (!s && hs_is_sampled(p)) {
 		hs_sampled_free(p, size_hint);
 		return;
@@ -41,6 +42,12 @@ HS_NOINLINE void hs_free_slow(void *p, hs_span_t *s, size_t size_hint)
 		return;
 	}
 	hs_large_free(s);
+}
+
+HS_NOINLINE void hs_free_overflow(void *p, hs_tc_list_t *l)
+{
+	hs_tcache_t *tc = hs_thread.tc;
+	hs_tc_overflow(tc, (unsigned)(l - tc->lists), p);
 }
 
 void hs_free_unsampled(void *p)
@@ -55,10 +62,13 @@ size_t hs_usable_size(const void *p)
 		return 0;
 	if (hs_is_sampled(p))
 		return hs_sampled_usable_size(p);
-	hs_span_t *s = hs_pagemap_lookup(p);
-	if (!s || s->location != HS_SPAN_IN_USE)
+	/* a class in the entry: a small-object span in use (core/pagemap.h);
+	 * its size without reading the span */
+	uintptr_t e = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT);
+	if (hs_pm_entry_class(e))
+		return hs_classes[hs_pm_entry_class(e)].size;
+	hs_span_t *s = hs_pm_entry_span(e);
+	if (!s || s->location != HS_SPAN_IN_USE || s->size_class)
 		return 0;
-	if (s->size_class)
-		return hs_classes[s->size_class].size;
 	return p == hs_span_addr(s) ? hs_span_bytes(s) : 0;
 }

@@ -16,11 +16,17 @@
 
 /* ---- free.c ---- */
 
-/* Free of a pointer whose pagemap entry s is NULL or a large span: NULL,
- * a pointer in the sampled region (its pages are never in the pagemap:
- * hs_sampled_free, with size_hint), a large block, or a foreign pointer
- * (ignored, one warning per process). */
-void hs_free_slow(void *p, hs_span_t *s, size_t size_hint) HS_NOINLINE;
+/* Free of a pointer whose pagemap entry carries no class (no span, or a
+ * large span): NULL, a pointer in the sampled region (its pages are never
+ * in the pagemap: hs_sampled_free, with size_hint), a large block, or a
+ * foreign pointer (ignored, one warning per process).  It looks the span
+ * up again: keeping the entry alive across the fast path cost it an
+ * instruction. */
+void hs_free_slow(void *p, size_t size_hint) HS_NOINLINE;
+/* Free of p, whose list l of the calling thread's cache has no room:
+ * hs_tc_overflow of that cache (reloaded here, so the fast path keeps
+ * only l; p first: it stays in the register it came in). */
+void hs_free_overflow(void *p, hs_tc_list_t *l) HS_NOINLINE;
 /* Usable size of any pointer; 0 for NULL or foreign pointers. */
 size_t hs_usable_size(const void *p);
 
@@ -28,8 +34,8 @@ size_t hs_usable_size(const void *p);
  * free(p) with an optional size hint (0 = unknown).  The fast path: the
  * pagemap lookup, whose entry carries the class of a small-object span's
  * pages (core/pagemap.h), then a push on the thread cache's list of p's
- * class (hs_tc_push).  The sampled region needs no test of its own here: its
- * pages are never entered in the pagemap, so its pointers read NULL (the
+ * class (hs_tc_try_push).  The sampled region needs no test of its own here:
+ * its pages are never entered in the pagemap, so its pointers read NULL (the
  * empty nodes read NULL, no test on the way) like NULL and foreign
  * pointers.  It hands off:
  *  - no class in the entry: no span (p NULL, in the sampled region: a
@@ -37,7 +43,8 @@ size_t hs_usable_size(const void *p);
  *    block:
  *    hs_free_slow, which sends the region's pointers to hs_sampled_free
  *    with the hint (it checks sized frees of samples);
- *  - a list with no room (length >= max_length): hs_tc_overflow takes p
+ *  - a list with no room (length >= max_length): hs_free_overflow, then
+ *    hs_tc_overflow, takes p
  *    and gives a batch back.  This also catches a thread without a cache
  *    (the read-only hs_tc_empty and hs_tc_dead have max_length 0: p goes
  *    straight to the central list), so nothing writes to them.
@@ -48,12 +55,15 @@ static inline void hs_free_inline(void *p, size_t size_hint)
 {
 	/* 0 for p == NULL */
 	uintptr_t e = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT);
-	unsigned cls = hs_pm_entry_class(e);
-	if (HS_UNLIKELY(!cls)) {
-		hs_free_slow(p, hs_pm_entry_span(e), size_hint);
+	/* the class's list offset, 0 for no class */
+	size_t off = hs_pm_entry_list_offset(e);
+	if (HS_UNLIKELY(!off)) {
+		hs_free_slow(p, size_hint);
 		return;
 	}
-	hs_tc_push(cls, p);
+	hs_tc_list_t *l = hs_tc_list_at(hs_thread.tc, off);
+	if (HS_UNLIKELY(!hs_tc_try_push(l, p)))
+		hs_free_overflow(p, l);
 }
 
 #endif /* HS_FREE_H */

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "base/hs_common.h"
+#include "core/size_class.h"
 #include "core/span.h"
 
 #define HS_PM_BITS (47 - HS_PAGE_SHIFT)
@@ -35,12 +36,18 @@
 #define HS_PM_ROOT_BITS (HS_PM_BITS - HS_PM_LEAF_BITS)
 
 /* A leaf entry: the address of the span owning the page (0: none), with
- * the span's size class in the top byte (HS_PM_CLASS_SHIFT) on the pages
- * of a small-object span that has one (hs_pagemap_set_class), so free
- * finds the class without reading the span; 0 there otherwise.  Span
- * objects are user addresses below 2^47. */
-#define HS_PM_CLASS_SHIFT 56
-#define HS_PM_SPAN_MASK (((uintptr_t)1 << HS_PM_CLASS_SHIFT) - 1)
+ * the span's size class in the top 12 bits (HS_PM_CLASS_SHIFT) on the
+ * pages of a small-object span that has one (hs_pagemap_set_class), so
+ * free finds the class without reading the span; 0 there otherwise.
+ * Span objects are user addresses below 2^47, so bits 47..51 are 0 and
+ * e >> HS_PM_OFFSET_SHIFT is the class << HS_CLASS_TABLE_SHIFT, the
+ * byte offset of the class's thread-cache list (thread_cache.h): free's
+ * fast path adds it to the cache's address as it is. */
+#define HS_PM_CLASS_SHIFT 52
+#define HS_PM_OFFSET_SHIFT (HS_PM_CLASS_SHIFT - HS_CLASS_TABLE_SHIFT)
+#define HS_PM_SPAN_MASK (((uintptr_t)1 << 47) - 1)
+_Static_assert(HS_NUM_CLASSES <= 1 << (64 - HS_PM_CLASS_SHIFT),
+	       "a size class fits in a pagemap entry's top bits");
 
 typedef struct hs_pm_leaf {
 	uintptr_t entry[1 << HS_PM_LEAF_BITS];
@@ -71,8 +78,8 @@ static inline hs_pm_node_t *hs_pm_root(const char *base)
 	return (hs_pm_node_t *)(base + HS_PM_ROOT_OFFSET);
 }
 
-/* Leaf entry of page number `page` (span address | class << 56), or 0
- * (not heap memory).  Lock-free; safe for any page number, including
+/* Leaf entry of page number `page` (span address | class << HS_PM_CLASS_SHIFT),
+ * or 0 (not heap memory).  Lock-free; safe for any page number, including
  * garbage. */
 static inline uintptr_t hs_pagemap_entry(uintptr_t page)
 {
@@ -83,6 +90,9 @@ static inline uintptr_t hs_pagemap_entry(uintptr_t page)
 	const char *base = hs_pm_base;
 	hs_pm_leaf_t *leaf = hs_pm_leaf_of(
 		base, __atomic_load_n(&hs_pm_root(base)[ri], __ATOMIC_ACQUIRE));
+	/* opaque: else the compiler adds the leaf's index to base first and
+	 * the slot after, one instruction more on free's fast path */
+	__asm__("" : "+r"(leaf));
 	return __atomic_load_n(
 		&leaf->entry[page & ((1 << HS_PM_LEAF_BITS) - 1)],
 		__ATOMIC_ACQUIRE);
@@ -97,6 +107,13 @@ static inline hs_span_t *hs_pm_entry_span(uintptr_t e)
 static inline unsigned hs_pm_entry_class(uintptr_t e)
 {
 	return (unsigned)(e >> HS_PM_CLASS_SHIFT);
+}
+
+/* The same class << HS_CLASS_TABLE_SHIFT (its thread-cache list's byte
+ * offset); 0 for a large, free or classless span. */
+static inline size_t hs_pm_entry_list_offset(uintptr_t e)
+{
+	return (size_t)(e >> HS_PM_OFFSET_SHIFT);
 }
 
 /* Span owning page number `page`, or NULL (not heap memory).  Lock-free;

@@ -12,7 +12,7 @@
 #include "base/stats.h"
 #include "core/size_class.h"
 
-uint8_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
+uint16_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
 hs_class_info_t hs_classes[HS_NUM_CLASSES];
 
 /* Bytes of one transfer (thread cache <-> central list) and of one class's
@@ -103,20 +103,19 @@ void hs_size_class_init(void)
 		hs_log("heapscope: internal error: %u size classes", c);
 		__builtin_trap();
 	}
-	/* table entry i covers sizes up to the largest size mapping to i */
-	unsigned cls = 1;
-	for (size_t i = 0; i <= HS_CLASS_INDEX_MAX; i++) {
-		if (i > 64 && i < 129) {
-			/* unused: hs_class_index(1025) is already 129 */
-			hs_class_table[i] = (uint8_t)cls;
-			continue;
-		}
-		size_t max = i <= 64 ? i * 16 : (i - 120) * 128;
-		if (max < 16)
-			max = 16;
-		while (cls + 1 < HS_NUM_CLASSES && hs_classes[cls].size < max)
-			cls++;
-		hs_class_table[i] = (uint8_t)cls;
+	/* Entry i gets the smallest class holding the largest size mapping
+	 * to i.  Class sizes are multiples of the table's step (16 up to
+	 * 1 KiB, 128 above), so that largest size is a class's own size at
+	 * the class's index: each class takes the entries after the previous
+	 * class's, up to its own (the unused 65..128 go to the first class
+	 * over 1 KiB).  One pass, one store per entry: a per-entry search
+	 * cost every process ~50,000 instructions at start-up. */
+	size_t i = 0;
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++) {
+		size_t last = hs_class_index(hs_classes[c].size);
+		uint16_t off = (uint16_t)(c << HS_CLASS_TABLE_SHIFT);
+		while (i <= last)
+			hs_class_table[i++] = off;
 	}
 	hs_assert_expensive(hs_size_class_is_valid());
 }
@@ -141,6 +140,9 @@ int hs_size_class_is_valid(void)
 		if (c > 1 && ci->size <= hs_classes[c - 1].size)
 			return 0;
 	}
+	for (size_t i = 0; i <= HS_CLASS_INDEX_MAX; i++)
+		if (hs_class_table[i] & ((1u << HS_CLASS_TABLE_SHIFT) - 1))
+			return 0; /* not a list offset */
 	for (size_t n = 0; n <= HS_MAX_SMALL_SIZE; n++) {
 		unsigned c = hs_size_to_class(n);
 		if (c == 0 || hs_classes[c].size < n)

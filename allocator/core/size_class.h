@@ -18,7 +18,7 @@
 #define HS_NUM_CLASSES 97
 /* hs_size_class_init's scheme: class 0, 8 classes of 16..128 bytes, then 8
  * per power of two up to HS_MAX_SMALL_SIZE (a power of two); classes
- * are stored in uint8_t (the lookup table, hs_span_t.size_class). */
+ * are stored in uint8_t (hs_span_t.size_class). */
 _Static_assert((HS_MAX_SMALL_SIZE & (HS_MAX_SMALL_SIZE - 1)) == 0 &&
 		       HS_MAX_SMALL_SIZE >= 256,
 	       "HS_MAX_SMALL_SIZE: a power of two of at least 256");
@@ -27,8 +27,14 @@ _Static_assert(HS_NUM_CLASSES ==
 	       "HS_NUM_CLASSES does not match the classes up to "
 	       "HS_MAX_SMALL_SIZE");
 _Static_assert(HS_NUM_CLASSES <= 256, "a size class fits in uint8_t");
-/* Index of the lookup table: 16-byte steps up to 1024, then 128-byte. */
+/* Index of the lookup table: 16-byte steps up to HS_CLASS_FINE_MAX, then
+ * 128-byte. */
+#define HS_CLASS_FINE_MAX 1024
 #define HS_CLASS_INDEX_MAX ((HS_MAX_SMALL_SIZE + 127 + (120 << 7)) >> 7)
+/* The table holds class << HS_CLASS_TABLE_SHIFT: the byte offset of the
+ * class's list in a thread cache (thread_cache.h pins the layout), so
+ * the malloc fast path has the list's address with no multiply. */
+#define HS_CLASS_TABLE_SHIFT 4
 
 typedef struct hs_class_info {
 	uint32_t size;	     /* object size in bytes */
@@ -38,19 +44,20 @@ typedef struct hs_class_info {
 	uint32_t objects;    /* objects per span */
 } hs_class_info_t;
 
-extern uint8_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
+extern uint16_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
 extern hs_class_info_t hs_classes[HS_NUM_CLASSES];
 
 /* Table index of a size <= HS_MAX_SMALL_SIZE. */
 static inline size_t hs_class_index(size_t n)
 {
-	return n <= 1024 ? (n + 15) >> 4 : (n + 127 + (120 << 7)) >> 7;
+	return n <= HS_CLASS_FINE_MAX ? (n + 15) >> 4
+				      : (n + 127 + (120 << 7)) >> 7;
 }
 
 /* Class of a size <= HS_MAX_SMALL_SIZE; 0 before hs_size_class_init(). */
 static inline unsigned hs_size_to_class(size_t n)
 {
-	return hs_class_table[hs_class_index(n)];
+	return hs_class_table[hs_class_index(n)] >> HS_CLASS_TABLE_SHIFT;
 }
 
 /* Builds the classes and the lookup table.  Called once from the global

@@ -22,6 +22,7 @@
 #ifndef HS_THREAD_CACHE_H
 #define HS_THREAD_CACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/hs_common.h"
@@ -99,21 +100,33 @@ void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
  * down to one batch. */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
 
-/* Free fast path: pushes p (class cls) onto the calling thread's cache.
- * Tests for room before writing, so the shared read-only caches are
- * never written. */
-static inline void hs_tc_push(unsigned cls, void *p)
+/* The list of class cls is at byte offset cls << HS_CLASS_TABLE_SHIFT of
+ * the cache: the offset the size -> class table (size_class.h) and the
+ * pagemap's entries (pagemap.h) carry, so the fast paths add it to the
+ * cache's address with no multiply. */
+_Static_assert(sizeof(hs_tc_list_t) == 1u << HS_CLASS_TABLE_SHIFT &&
+		       offsetof(hs_tcache_t, lists) == 0,
+	       "hs_tcache_t.lists[cls] is not at cls << HS_CLASS_TABLE_SHIFT");
+
+/* List at byte offset off (a class << HS_CLASS_TABLE_SHIFT) of cache tc. */
+static inline hs_tc_list_t *hs_tc_list_at(const hs_tcache_t *tc, size_t off)
 {
-	hs_tcache_t *tc = hs_thread.tc;
-	hs_tc_list_t *l = &tc->lists[cls];
+	return (hs_tc_list_t *)((char *)tc + off);
+}
+
+/* Free fast path: pushes p onto list l of the calling thread's cache when
+ * it has room; false, nothing written, when it has none (the caller
+ * hands p to hs_tc_overflow).  Tests for room before writing, so the
+ * shared read-only caches are never written. */
+static inline bool hs_tc_try_push(hs_tc_list_t *l, void *p)
+{
 	uint32_t len = l->length;
-	if (HS_UNLIKELY(len >= l->max_length)) {
-		hs_tc_overflow(tc, cls, p);
-		return;
-	}
+	if (HS_UNLIKELY(len >= l->max_length))
+		return false;
 	*(void **)p = l->head;
 	l->head = p;
 	l->length = len + 1;
+	return true;
 }
 
 /* Gives every cached object of the calling thread back, and every batch
