@@ -13,8 +13,9 @@
  *
  * List limits adapt as TCMalloc's do, in both directions.  A refill of
  * a list at or above its class's max_cached, that the thread refilled
- * before, grows it by a batch (the thread allocates the class in bursts
- * longer than its list), up to LIST_CAP_OBJECTS and LIST_CAP_BYTES, while
+ * before, grows it by what it takes (the thread allocates the class in
+ * bursts longer than its list; a streak's refills take several batches,
+ * streak_want), up to LIST_CAP_OBJECTS and LIST_CAP_BYTES, while
  * the thread's budget of GROW_BYTES beyond max_cached lasts: glibc-simple's
  * bursts of 400 and 1600 objects went through the central list ~50 times
  * each.  An overflow with no refill since the previous one takes a batch
@@ -70,6 +71,26 @@ static uint64_t ncaches;	 /* on all_caches */
 #define LIST_CAP_OBJECTS 4096u
 #define LIST_CAP_BYTES ((size_t)256 << 10)
 #define GROW_BYTES ((uint64_t)512 << 10)
+
+/* A refill in an allocation streak (no overflow since the thread's
+ * previous refill of the class: a tree being built) takes half the
+ * list's limit, up to STREAK_BATCHES batches and STREAK_BYTES, instead
+ * of one batch: fewer trips to the central list, each taking several
+ * transfer-cache batches or carving a span's run at once.  Half, so the
+ * frees that follow have room before the list overflows. */
+#define STREAK_BATCHES 8u
+#define STREAK_BYTES ((size_t)32 << 10)
+
+static int streak_want(const hs_class_info_t *ci, uint32_t max_length)
+{
+	size_t w = max_length / 2, cap = STREAK_BYTES / ci->size;
+	if (cap > (size_t)STREAK_BATCHES * ci->batch)
+		cap = (size_t)STREAK_BATCHES * ci->batch;
+	if (w > cap)
+		w = cap;
+	w -= w % ci->batch; /* limits move in batch steps */
+	return w > ci->batch ? (int)w : (int)ci->batch;
+}
 
 /* The longest list class cls may grow to. */
 static uint32_t list_cap(unsigned cls)
@@ -190,12 +211,22 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 				want = (int)cap;
 		}
 		const hs_class_info_t *ci = &hs_classes[cls];
-		if (l->max_length < ci->max_cached)
+		/* the limit grows by what the refill takes (a batch, or a
+		 * streak's batches), so the frees that follow a burst find
+		 * room for it and for what the last refill left over */
+		if (tc->refilled[cls] & HS_TC_REFILLED)
+			want = streak_want(ci, l->max_length);
+		uint32_t step = (uint32_t)want;
+		if (l->max_length < ci->max_cached) {
 			l->max_length = ci->max_cached;
-		else if ((tc->refilled[cls] & HS_TC_EVER_REFILLED) &&
-			 l->max_length + ci->batch <= list_cap(cls) &&
-			 tc->grow_left >= (uint64_t)ci->batch * ci->size)
-			set_limit(tc, cls, l->max_length + ci->batch);
+		} else if (tc->refilled[cls] & HS_TC_EVER_REFILLED) {
+			if (l->max_length + step > list_cap(cls) ||
+			    tc->grow_left < (uint64_t)step * ci->size)
+				step = ci->batch;
+			if (l->max_length + step <= list_cap(cls) &&
+			    tc->grow_left >= (uint64_t)step * ci->size)
+				set_limit(tc, cls, l->max_length + step);
+		}
 		tc->refilled[cls] = HS_TC_REFILLED | HS_TC_EVER_REFILLED;
 	}
 	void *chain, *tail;
