@@ -40,6 +40,9 @@ bool hs_ph_grow_locked(size_t npages);
 /* Release at least `bytes` of committed free memory (SIZE_MAX: all of
  * it), oldest spans first; returns the bytes released. */
 size_t hs_ph_release_locked(size_t bytes);
+/* About to fault in `bytes` of released memory: releases as much
+ * committed free memory, oldest first (page_release.c). */
+void hs_ph_release_on_fault_locked(size_t bytes);
 /* The release policy, after each free into the page heap. */
 void hs_ph_release_policy_locked(void);
 
