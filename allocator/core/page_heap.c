@@ -144,6 +144,24 @@ void hs_ph_free_locked(hs_span_t *s, uint8_t loc)
 	list_insert(s);
 }
 
+hs_span_t *hs_ph_split_tail_locked(hs_span_t *s, size_t npages)
+{
+	hs_assert_internal(npages > 0 && npages < s->npages);
+	hs_span_t *t = hs_span_stash_new(&stash);
+	if (!t)
+		return NULL;
+	hs_ph_list_remove(s);
+	s->npages -= npages;
+	t->start = s->start + s->npages;
+	t->npages = npages;
+	t->location = s->location;
+	t->size_class = 0;
+	set_edges(s, s);
+	set_edges(t, t);
+	list_insert(s); /* keeps its free_ms */
+	return t;
+}
+
 /* Best fit among the spans of list kind k (COMMITTED or RELEASED). */
 static hs_span_t *find_kind_locked(int k, size_t npages)
 {
