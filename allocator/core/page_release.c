@@ -138,7 +138,7 @@ void hs_ph_release_policy_locked(void)
  * RELEASE_RATE=0, every free span released at once, 22.6).  The cost:
  * a released span reused later faults again (minor faults: git +11 %,
  * gcc +7 %; whole spans, not cut to size, gcc +14 %; only spans free
- * for 20 ms or more: no fault more, and no RSS gain either).
+ * for 20 ms or more: git +5 %, gcc +1 %, and git's peak 24.3 MiB).
  * gperftools' page heap also releases as it grows. */
 void hs_ph_release_on_fault_locked(size_t bytes)
 {
