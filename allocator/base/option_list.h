@@ -44,10 +44,12 @@
 	  "Messages on standard error: 0 warnings only, 1 a start-up line, "   \
 	  "2 also the allocator's statistics at exit.")                        \
 	X(RELEASE_RATE, 134217728, false, "BYTES",                                    \
-	  "Free committed memory the page heap always keeps.  Above it, "      \
+	  "Free committed memory the page heap keeps.  Above it, "             \
 	  "spans free for over a second go back to the operating system "     \
 	  "(MADV_DONTNEED), and at once whatever exceeds twice the bytes in "  \
-	  "use.  0 releases every free span at once.")                         \
+	  "use.  A span cut from released or new memory first gives back "     \
+	  "as much free memory, oldest first.  0 releases every free span "    \
+	  "at once.")                                                          \
 	X(SAMPLED_CACHE, 134217728, false, "BYTES",                                   \
 	  "Freed pages of the sampled region (samples, and the large blocks "  \
 	  "kept there) kept committed and reused first: this many bytes, or "  \

@@ -10,7 +10,9 @@
  * (page_release.c): committed free memory up to
  * HEAPSCOPE_RELEASE_RATE is kept; above it, spans free for a second go
  * back to the OS, oldest first, and at once whatever exceeds twice the
- * bytes in use; malloc_trim(0) releases everything.  New memory comes
+ * bytes in use; a span cut from released memory first releases as much
+ * committed free memory (the footprint grows only by what the free
+ * spans could not serve); malloc_trim(0) releases everything.  New memory comes
  * in 2 MiB steps from a 64 MiB chunk of address space (page_grow.c).  Only the
  * excess goes, oldest first: a span just freed is the one the next request of
  * that size reuses, and releasing it (or everything down to a low-water
@@ -140,6 +142,24 @@ void hs_ph_free_locked(hs_span_t *s, uint8_t loc)
 	set_edges(s, s);
 	s->free_ms = hs_clock_coarse_ms();
 	list_insert(s);
+}
+
+hs_span_t *hs_ph_split_tail_locked(hs_span_t *s, size_t npages)
+{
+	hs_assert_internal(npages > 0 && npages < s->npages);
+	hs_span_t *t = hs_span_stash_new(&stash);
+	if (!t)
+		return NULL;
+	hs_ph_list_remove(s);
+	s->npages -= npages;
+	t->start = s->start + s->npages;
+	t->npages = npages;
+	t->location = s->location;
+	t->size_class = 0;
+	set_edges(s, s);
+	set_edges(t, t);
+	list_insert(s); /* keeps its free_ms */
+	return t;
 }
 
 /* Best fit among the spans of list kind k (COMMITTED or RELEASED). */
@@ -329,6 +349,7 @@ static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small)
 		s = find_locked(want);
 	}
 	uint8_t loc = s->location;
+	size_t fault_pages = loc == HS_SPAN_RELEASED ? npages : 0;
 	if (align_pages == 1) {
 		s = carve_locked(s, npages);
 	} else {
@@ -347,6 +368,8 @@ static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small)
 			trim_tail_locked(s, npages, loc);
 		s->zeroed = loc == HS_SPAN_RELEASED;
 	}
+	if (fault_pages)
+		hs_ph_release_on_fault_locked(fault_pages << HS_PAGE_SHIFT);
 	/* under the lock: hs_pagemap_trim must see the entries */
 	if (small)
 		hs_pagemap_set_range(s);

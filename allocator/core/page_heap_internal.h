@@ -29,6 +29,10 @@ void hs_ph_list_remove(hs_span_t *s);
  * neighbours in the same state. */
 void hs_ph_free_locked(hs_span_t *s, uint8_t loc);
 
+/* Cuts the last npages pages (fewer than s has) off free span s into a
+ * span of their own, on no list, edges mapped, same state; s keeps the
+ * rest and its place in the release order.  NULL without metadata. */
+hs_span_t *hs_ph_split_tail_locked(hs_span_t *s, size_t npages);
 /* ---- page_grow.c ---- */
 
 /* Gets OS memory for at least npages pages into the free lists (one
@@ -40,6 +44,10 @@ bool hs_ph_grow_locked(size_t npages);
 /* Release at least `bytes` of committed free memory (SIZE_MAX: all of
  * it), oldest spans first; returns the bytes released. */
 size_t hs_ph_release_locked(size_t bytes);
+/* About to fault in `bytes` (a multiple of the page size) of released
+ * memory: releases as much committed free memory, oldest first, the last
+ * span cut to size. */
+void hs_ph_release_on_fault_locked(size_t bytes);
 /* The release policy, after each free into the page heap. */
 void hs_ph_release_policy_locked(void);
 
