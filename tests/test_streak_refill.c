@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test_streak_refill.c - refills in an allocation streak
- * (core/thread_cache.c, hs_tc_refill) and transfer-cache batches taken
- * several at once (core/central_freelist.c, hs_central_remove_range).
+ * (core/thread_cache.c, hs_tc_refill), the list limit in a free streak
+ * (hs_tc_overflow) and transfer-cache batches taken several at once
+ * (core/central_freelist.c, hs_central_remove_range).
  *
  * - A thread that only allocates a class (a tree being built: 8192
  *   objects of 64 bytes, none freed) refills it in takes that grow: the
@@ -11,6 +12,11 @@
  *   batches and 32 KiB; the takes reach 8 batches, and the 8192 objects
  *   need at most 48 refills (one batch a refill: 256).
  * - An overflow ends the streak: the next refill takes one batch.
+ * - A free streak (16384 objects of 48 bytes freed by the thread that
+ *   allocated them): once the transfer cache is full the overflows give
+ *   the whole list to the spans, and the list's limit climbs back to a
+ *   streak's refill (8 batches, at most 32 KiB), so the trips carry up
+ *   to that many objects, not one batch.
  * - Three batches given back to the transfer cache come out of one
  *   request for three batches as one chain (the same objects, linked
  *   head to tail), and a request for 2 batches + 1 object takes 2 whole
@@ -123,6 +129,64 @@ static void test_streak_takes_grow(void **state)
 	assert_int_equal(hs_central_is_valid(), 1);
 }
 
+/* A free streak: a thread frees FS_N objects of FS_SIZE it allocated;
+ * the overflows that find the transfer cache full give the whole list
+ * to the spans, and from then on the list's limit moves toward a
+ * streak's refill (8 batches, 32 KiB), not down to one batch. */
+#define FS_SIZE 48
+#define FS_N 16384
+static void *fs_objs[FS_N];
+static uint32_t fs_whole, fs_max_end, fs_max_after_whole_low;
+
+static void *free_streak(void *arg)
+{
+	unsigned cls = hs_size_to_class(FS_SIZE);
+	(void)arg;
+	for (int i = 0; i < FS_N; i++)
+		fs_objs[i] = malloc(FS_SIZE);
+	fs_max_after_whole_low = UINT32_MAX;
+	for (int i = 0; i < FS_N; i++) {
+		uint32_t len = vload(&list(cls)->length);
+		free(fs_objs[i]);
+		uint32_t now = vload(&list(cls)->length);
+		if (now == 0 && len > 0) {
+			/* an overflow that gave the whole list back */
+			fs_whole++;
+			uint32_t m = vload(&list(cls)->max_length);
+			if (m < fs_max_after_whole_low)
+				fs_max_after_whole_low = m;
+		}
+	}
+	fs_max_end = vload(&list(cls)->max_length);
+	return NULL;
+}
+
+static void test_free_streak_limit(void **state)
+{
+	const hs_class_info_t *ci = &hs_classes[hs_size_to_class(FS_SIZE)];
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(ci->size, FS_SIZE);
+	/* a streak's refill: 8 batches, at most 32 KiB, whole batches */
+	uint32_t w = (32u << 10) / FS_SIZE;
+	w -= w % ci->batch;
+	if (w > 8u * ci->batch)
+		w = 8u * ci->batch;
+	assert_true(w > ci->batch);
+	assert_int_equal(pthread_create(&t, NULL, free_streak, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(fs_whole > 0);
+	/* never below one batch, and back up to w by the end */
+	assert_true(fs_max_after_whole_low >= ci->batch);
+	assert_int_equal(fs_max_end, w);
+	/* the frees after the transfer cache filled (at most FS_N objects)
+	 * went in trips of up to w objects, not one batch each (measured:
+	 * 51 trips; 370 with the limit at one batch) */
+	assert_true(fs_whole <= FS_N / w + 8 + 16);
+	assert_int_equal(hs_central_is_valid(), 1);
+}
+
 /* Walks the chain head..tail of n objects: 1 if it ends at tail, and
  * every object is one of want[0..n) (each once). */
 static int chain_is(void *head, void *tail, void **want, int n)
@@ -212,6 +276,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streak_takes_grow),
 		cmocka_unit_test(test_tc_batches_at_once),
+		cmocka_unit_test(test_free_streak_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,9 @@
  * each.  An overflow with no refill since the previous one takes a batch
  * off the limit, down to one batch: a class the thread only frees (objects
  * other threads allocated) keeps one batch, as before, after two
- * overflows from max_cached (2 batches for small classes).
+ * overflows from max_cached (2 batches for small classes); one whose
+ * overflows find the transfer cache full gives its whole list to the
+ * spans each time and keeps a streak's refill (free_streak_limit).
  * thread_churn's joining thread frees half of every worker's objects and
  * cached up to 64 of each class; tried first, TCMalloc's slow start
  * (every list from 1 up) made refills smaller than a batch, which cannot
@@ -114,6 +116,22 @@ static void set_limit(hs_tcache_t *tc, unsigned cls, uint32_t max)
 	if (max > ci->max_cached)
 		tc->grow_left -= (uint64_t)(max - ci->max_cached) * ci->size;
 	l->max_length = max;
+}
+
+/* After a free streak's overflow gave the whole list to the spans: the
+ * limit moves a batch toward a streak's refill (streak_want: 8 batches,
+ * 32 KiB), not down to one batch, as the list holds nothing now: fewer,
+ * longer trips (xsltproc frees its trees: 12.4 k overflows, each ~190
+ * instructions besides the objects' own). */
+static void free_streak_limit(hs_tcache_t *tc, unsigned cls)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	uint32_t w = (uint32_t)streak_want(ci, UINT32_MAX), max;
+	max = tc->lists[cls].max_length;
+	if (max > w)
+		set_limit(tc, cls, max - ci->batch > w ? max - ci->batch : w);
+	else if (max < w && tc->grow_left >= (uint64_t)ci->batch * ci->size)
+		set_limit(tc, cls, max + ci->batch);
 }
 
 /* Gives the first n objects of list l (class cls) to the central list. */
@@ -266,6 +284,7 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 	uint32_t batch = hs_classes[cls].batch, n = batch;
 	if (n > l->length)
 		n = l->length;
+	bool whole = false;
 	if (!(tc->refilled[cls] & HS_TC_REFILLED) && hs_central_tc_full(cls, p)) {
 		/* a free streak (a tree freed) with the transfer cache full:
 		 * a batch would go to its spans anyway, so the whole list
@@ -276,10 +295,13 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 		l->head = NULL;
 		l->length = 0;
 		hs_central_insert_chain(cls, head, (int)n);
+		free_streak_limit(tc, cls);
+		whole = true;
 	} else {
 		release_n(l, cls, n);
 	}
-	if (!(tc->refilled[cls] & HS_TC_REFILLED) && l->max_length > batch) {
+	if (!whole && !(tc->refilled[cls] & HS_TC_REFILLED) &&
+	    l->max_length > batch) {
 		/* a second overflow with no refill between: the thread frees
 		 * more of the class than it takes, one batch less */
 		uint32_t m = l->max_length - batch;

@@ -100,7 +100,9 @@ void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
  * back.  An overflow with no refill since the previous one (the thread
  * frees more of the class than it allocates: objects other threads
  * allocated, or the end of a burst) takes a batch off the list's limit,
- * down to one batch. */
+ * down to one batch; if the transfer cache of p's shard is full it gives
+ * the whole list to the spans instead, and the limit moves a batch
+ * toward a streak's refill (8 batches, at most 32 KiB). */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
 
 /* The list of class cls is at byte offset cls << HS_CLASS_TABLE_SHIFT of
