@@ -43,7 +43,10 @@
 #define N 8192 /* past the list cap (4096 objects): frees overflow */
 #define MAXREFILLS 256
 
-static void *objs[N];
+/* N, and room for the mallocs that empty the list after the overflow
+ * (at most the list cap, 4096 objects, and the refill) */
+#define NOBJS (N + 4096 + 1)
+static void *objs[NOBJS];
 static uint32_t takes[MAXREFILLS], max_before[MAXREFILLS];
 static int nrefills;
 static uint32_t after_overflow_take;
@@ -89,6 +92,7 @@ static void *builder(void *arg)
 		free(objs[--i]);
 	} while (vload(&list(cls)->length) == len + 1 && i > 0);
 	assert_true(i > 0);
+	assert_true(i + vload(&list(cls)->length) + 1 <= NOBJS);
 	while (vload(&list(cls)->length))
 		objs[i++] = malloc(SIZE);
 	objs[i++] = malloc(SIZE);
