@@ -9,11 +9,12 @@
  *
  * Transfer cache: a full batch given back whose first and last objects
  * belong to spans of one shard is kept as it is (head and tail) in that
- * shard's cache, and the next refill of that shard takes it whole: O(1)
- * under the lock instead of a pagemap lookup, a span update and an object
- * read per object.  That was most of producer_consumer's time (every
- * object crosses threads): the class lock was held for a batch of cache
- * misses while the other thread slept on it.  At most TC_BYTES (and
+ * shard's cache, and the next refill of that shard takes it whole (a
+ * streak's refill several, linked): O(1) a batch under the lock instead
+ * of a pagemap lookup, a span update and an object read per object.
+ * That was most of producer_consumer's time (every object crosses
+ * threads): the class lock was held for a batch of cache misses while
+ * the other thread slept on it.  At most TC_BYTES (and
  * TC_SLOTS batches) per class and shard, slots from the metadata arena on
  * first use; malloc_trim drains them (hs_central_drain).  256 KiB, not
  * the 64 KiB of before: with four threads on two cores a consumer runs
@@ -228,17 +229,16 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	void *chain = NULL, *last = NULL;
 	int got = 0;
 	hs_spin_lock(&c->lock);
-	/* a short request (a thread's first refill of the class) takes a
-	 * whole batch rather than carve a new span */
-	if (c->tc_n && (n == hs_classes[cls].batch || !c->nonempty)) {
-		n = hs_classes[cls].batch;
+	/* whole batches, one link each; a short request (a thread's first
+	 * refill of the class) takes one rather than carve a new span */
+	const int batch = hs_classes[cls].batch;
+	while (c->tc_n && (got + batch <= n || (!got && !c->nonempty))) {
 		c->tc_n--;
-		*head = c->tc[2 * c->tc_n];
-		*tail = c->tc[2 * c->tc_n + 1];
-		hs_spin_unlock(&c->lock);
-		hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(n * size));
-		return n;
+		*(got ? (void **)last : &chain) = c->tc[2 * c->tc_n];
+		last = c->tc[2 * c->tc_n + 1];
+		got += batch;
 	}
+	n = got ? got : n;
 	while (got < n) {
 		hs_span_t *s = c->nonempty;
 		if (!s) {

@@ -37,10 +37,13 @@ void hs_central_shard_reinit(void);
  * Takes up to n objects of class cls from shard `shard`; they come back
  * as a chain from *head to *tail linked through their first word
  * (*(void **)obj), the tail's link unspecified.  Returns how many (0 only
- * on ENOMEM); more than n (a whole transfer-cache batch) when n is under
- * a batch and the shard has no span with free objects.  Objects of a fresh
- * span come in address order.  Thread-safe (class lock; a new span is
- * taken from the page heap with the class lock released).
+ * on ENOMEM).  When the shard's transfer cache holds batches they come
+ * from there only, whole: as many as fit in n (fewer objects than n when
+ * n is not a multiple of the batch), one link write each; one batch
+ * (more than n) when n is under a batch and the shard has no span with
+ * free objects.  Objects of a fresh span come in address order.
+ * Thread-safe (class lock; a new span is taken from the page heap with
+ * the class lock released).
  */
 int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			    void **tail, int n);

@@ -13,14 +13,17 @@
  *
  * List limits adapt as TCMalloc's do, in both directions.  A refill of
  * a list at or above its class's max_cached, that the thread refilled
- * before, grows it by a batch (the thread allocates the class in bursts
- * longer than its list), up to LIST_CAP_OBJECTS and LIST_CAP_BYTES, while
+ * before, grows it by what it takes (the thread allocates the class in
+ * bursts longer than its list; a streak's refills take several batches,
+ * streak_want), up to LIST_CAP_OBJECTS and LIST_CAP_BYTES, while
  * the thread's budget of GROW_BYTES beyond max_cached lasts: glibc-simple's
  * bursts of 400 and 1600 objects went through the central list ~50 times
  * each.  An overflow with no refill since the previous one takes a batch
  * off the limit, down to one batch: a class the thread only frees (objects
  * other threads allocated) keeps one batch, as before, after two
- * overflows from max_cached (2 batches for small classes).
+ * overflows from max_cached (2 batches for small classes); one whose
+ * overflows find the transfer cache full gives its whole list to the
+ * spans each time and keeps a streak's refill (free_streak_limit).
  * thread_churn's joining thread frees half of every worker's objects and
  * cached up to 64 of each class; tried first, TCMalloc's slow start
  * (every list from 1 up) made refills smaller than a batch, which cannot
@@ -71,6 +74,26 @@ static uint64_t ncaches;	 /* on all_caches */
 #define LIST_CAP_BYTES ((size_t)256 << 10)
 #define GROW_BYTES ((uint64_t)512 << 10)
 
+/* A refill in an allocation streak (no overflow since the thread's
+ * previous refill of the class: a tree being built) takes half the
+ * list's limit, up to STREAK_BATCHES batches and STREAK_BYTES, instead
+ * of one batch: fewer trips to the central list, each taking several
+ * transfer-cache batches or carving a span's run at once.  Half, so the
+ * frees that follow have room before the list overflows. */
+#define STREAK_BATCHES 8u
+#define STREAK_BYTES ((size_t)32 << 10)
+
+static int streak_want(const hs_class_info_t *ci, uint32_t max_length)
+{
+	size_t w = max_length / 2, cap = STREAK_BYTES / ci->size;
+	if (cap > (size_t)STREAK_BATCHES * ci->batch)
+		cap = (size_t)STREAK_BATCHES * ci->batch;
+	if (w > cap)
+		w = cap;
+	w -= w % ci->batch; /* limits move in batch steps */
+	return w > ci->batch ? (int)w : (int)ci->batch;
+}
+
 /* The longest list class cls may grow to. */
 static uint32_t list_cap(unsigned cls)
 {
@@ -93,6 +116,22 @@ static void set_limit(hs_tcache_t *tc, unsigned cls, uint32_t max)
 	if (max > ci->max_cached)
 		tc->grow_left -= (uint64_t)(max - ci->max_cached) * ci->size;
 	l->max_length = max;
+}
+
+/* After a free streak's overflow gave the whole list to the spans: the
+ * limit moves a batch toward a streak's refill (streak_want: 8 batches,
+ * 32 KiB), not down to one batch, as the list holds nothing now: fewer,
+ * longer trips (xsltproc frees its trees: 12.4 k overflows, each ~190
+ * instructions besides the objects' own). */
+static void free_streak_limit(hs_tcache_t *tc, unsigned cls)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	uint32_t w = (uint32_t)streak_want(ci, UINT32_MAX), max;
+	max = tc->lists[cls].max_length;
+	if (max > w)
+		set_limit(tc, cls, max - ci->batch > w ? max - ci->batch : w);
+	else if (max < w && tc->grow_left >= (uint64_t)ci->batch * ci->size)
+		set_limit(tc, cls, max + ci->batch);
 }
 
 /* Gives the first n objects of list l (class cls) to the central list. */
@@ -190,12 +229,22 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 				want = (int)cap;
 		}
 		const hs_class_info_t *ci = &hs_classes[cls];
-		if (l->max_length < ci->max_cached)
+		/* the limit grows by what the refill takes (a batch, or a
+		 * streak's batches), so the frees that follow a burst find
+		 * room for it and for what the last refill left over */
+		if (tc->refilled[cls] & HS_TC_REFILLED)
+			want = streak_want(ci, l->max_length);
+		uint32_t step = (uint32_t)want;
+		if (l->max_length < ci->max_cached) {
 			l->max_length = ci->max_cached;
-		else if ((tc->refilled[cls] & HS_TC_EVER_REFILLED) &&
-			 l->max_length + ci->batch <= list_cap(cls) &&
-			 tc->grow_left >= (uint64_t)ci->batch * ci->size)
-			set_limit(tc, cls, l->max_length + ci->batch);
+		} else if (tc->refilled[cls] & HS_TC_EVER_REFILLED) {
+			if (l->max_length + step > list_cap(cls) ||
+			    tc->grow_left < (uint64_t)step * ci->size)
+				step = ci->batch;
+			if (l->max_length + step <= list_cap(cls) &&
+			    tc->grow_left >= (uint64_t)step * ci->size)
+				set_limit(tc, cls, l->max_length + step);
+		}
 		tc->refilled[cls] = HS_TC_REFILLED | HS_TC_EVER_REFILLED;
 	}
 	void *chain, *tail;
@@ -235,6 +284,7 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 	uint32_t batch = hs_classes[cls].batch, n = batch;
 	if (n > l->length)
 		n = l->length;
+	bool whole = false;
 	if (!(tc->refilled[cls] & HS_TC_REFILLED) && hs_central_tc_full(cls, p)) {
 		/* a free streak (a tree freed) with the transfer cache full:
 		 * a batch would go to its spans anyway, so the whole list
@@ -245,10 +295,13 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 		l->head = NULL;
 		l->length = 0;
 		hs_central_insert_chain(cls, head, (int)n);
+		free_streak_limit(tc, cls);
+		whole = true;
 	} else {
 		release_n(l, cls, n);
 	}
-	if (!(tc->refilled[cls] & HS_TC_REFILLED) && l->max_length > batch) {
+	if (!whole && !(tc->refilled[cls] & HS_TC_REFILLED) &&
+	    l->max_length > batch) {
 		/* a second overflow with no refill between: the thread frees
 		 * more of the class than it takes, one batch less */
 		uint32_t m = l->max_length - batch;

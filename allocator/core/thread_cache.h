@@ -83,10 +83,13 @@ extern const hs_tcache_t hs_tc_dead;  /* state HS_TC_DEAD */
 bool hs_tc_activate(void);
 
 /* Refill list cls from the central list and pop one object; NULL on
- * ENOMEM.  Called only when the list is empty.  A list below its class's
- * max_cached gets it back; one at it or above, that the thread had
- * refilled before (it allocates the class in bursts longer than its
- * list), grows by a batch, up to the class's list cap while the thread's
+ * ENOMEM.  Called only when the list is empty.  Takes a batch; in an
+ * allocation streak (no overflow since the previous refill of the class)
+ * half the list's limit, in whole batches, up to 8 batches and 32 KiB.
+ * A list below its class's max_cached gets it back; one at it or above,
+ * that the thread had refilled before (it allocates the class in bursts
+ * longer than its list), grows by what the refill takes (by a batch if
+ * that does not fit), up to the class's list cap while the thread's
  * growth budget lasts (thread_cache.c). */
 void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
 
@@ -97,7 +100,9 @@ void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
  * back.  An overflow with no refill since the previous one (the thread
  * frees more of the class than it allocates: objects other threads
  * allocated, or the end of a burst) takes a batch off the list's limit,
- * down to one batch. */
+ * down to one batch; if the transfer cache of p's shard is full it gives
+ * the whole list to the spans instead, and the limit moves a batch
+ * toward a streak's refill (8 batches, at most 32 KiB). */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
 
 /* The list of class cls is at byte offset cls << HS_CLASS_TABLE_SHIFT of
