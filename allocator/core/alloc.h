@@ -57,7 +57,7 @@ static inline void *hs_malloc_inline(size_t n)
 	 * sizes, up to 1 KiB, first, with one compare */
 	size_t off;
 	if (HS_LIKELY(n <= HS_CLASS_FINE_MAX))
-		off = hs_class_table[(n + 15) >> 4];
+		off = hs_class_table[hs_class_fine_index(n)];
 	else if (n <= HS_MAX_SMALL_SIZE)
 		off = hs_class_table[hs_class_index(n)];
 	else

@@ -47,10 +47,17 @@ typedef struct hs_class_info {
 extern uint16_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
 extern hs_class_info_t hs_classes[HS_NUM_CLASSES];
 
+/* Table index of a size <= HS_CLASS_FINE_MAX (malloc's fast path tests
+ * that bound itself, first). */
+static inline size_t hs_class_fine_index(size_t n)
+{
+	return (n + 15) >> 4;
+}
+
 /* Table index of a size <= HS_MAX_SMALL_SIZE. */
 static inline size_t hs_class_index(size_t n)
 {
-	return n <= HS_CLASS_FINE_MAX ? (n + 15) >> 4
+	return n <= HS_CLASS_FINE_MAX ? hs_class_fine_index(n)
 				      : (n + 127 + (120 << 7)) >> 7;
 }
 
