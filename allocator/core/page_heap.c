@@ -332,8 +332,10 @@ static hs_span_t *merge_run_locked(size_t want)
 }
 
 /* A span of npages (start aligned to align_pages) from the free lists,
- * or NULL; small: map every page.  Caller holds heap_lock. */
-static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small)
+ * or NULL; small: map every page, with class cls in the entries.
+ * Caller holds heap_lock. */
+static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small,
+			       unsigned cls)
 {
 	if (align_pages < 1)
 		align_pages = 1;
@@ -372,7 +374,7 @@ static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small)
 		hs_ph_release_on_fault_locked(fault_pages << HS_PAGE_SHIFT);
 	/* under the lock: hs_pagemap_trim must see the entries */
 	if (small)
-		hs_pagemap_set_range(s);
+		hs_pagemap_set_range(s, cls);
 	hs_assert_internal(s->location == HS_SPAN_IN_USE &&
 			   s->npages >= npages && s->size_class == 0 &&
 			   !(s->start & (align_pages - 1)));
@@ -421,7 +423,7 @@ static void large_unlink_locked(hs_span_t *s)
 hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 {
 	pthread_mutex_lock(&heap_lock);
-	hs_span_t *s = alloc_locked(npages, align_pages, false);
+	hs_span_t *s = alloc_locked(npages, align_pages, false, 0);
 	if (s)
 		large_link_locked(s);
 	pthread_mutex_unlock(&heap_lock);
@@ -429,11 +431,12 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 	return s;
 }
 
-size_t hs_page_heap_alloc_small_n(size_t npages, hs_span_t **out, size_t n)
+size_t hs_page_heap_alloc_small_n(size_t npages, unsigned cls, hs_span_t **out,
+				  size_t n)
 {
 	size_t got = 0;
 	pthread_mutex_lock(&heap_lock);
-	while (got < n && (out[got] = alloc_locked(npages, 1, true)))
+	while (got < n && (out[got] = alloc_locked(npages, 1, true, cls)))
 		got++;
 	pthread_mutex_unlock(&heap_lock);
 	hs_assert_expensive(hs_page_heap_is_valid());
@@ -443,7 +446,7 @@ size_t hs_page_heap_alloc_small_n(size_t npages, hs_span_t **out, size_t n)
 hs_span_t *hs_page_heap_alloc_small(size_t npages)
 {
 	hs_span_t *s = NULL;
-	hs_page_heap_alloc_small_n(npages, &s, 1);
+	hs_page_heap_alloc_small_n(npages, 0, &s, 1);
 	return s;
 }
 
@@ -452,9 +455,8 @@ hs_span_t *hs_page_heap_alloc_small(size_t npages)
 static void free_locked(hs_span_t *s, bool small)
 {
 	hs_assert(s->location == HS_SPAN_IN_USE);
-	if (small)
-		for (size_t i = 1; i + 1 < s->npages; i++)
-			hs_pagemap_set(s->start + i, NULL);
+	if (small && s->npages > 2)
+		hs_pagemap_clear_range(s->start + 1, s->npages - 2);
 	s->freelist = NULL;
 	s->carve = NULL;
 	s->carve_left = 0;
