@@ -273,6 +273,20 @@ static void trim_tail_locked(hs_span_t *s, size_t keep, uint8_t loc)
 	hs_pagemap_set(s->start + s->npages - 1, s);
 }
 
+/* The least n >= from (from >= 1) with a span on lists[k][n], or
+ * MAX_LIST + 1 when there is none. */
+static size_t next_list(int k, size_t from)
+{
+	for (size_t w = from / 64; w < NWORDS; w++) {
+		uint64_t bits = nonempty[k][w];
+		if (w == from / 64)
+			bits &= ~(uint64_t)0 << (from % 64);
+		if (bits)
+			return w * 64 + (size_t)__builtin_ctzll(bits);
+	}
+	return MAX_LIST + 1;
+}
+
 /* Merges a run of adjacent free spans, committed and released mixed,
  * that covers at least want pages, into one free span, and returns it;
  * NULL when there is none.  Committed and released spans never coalesce
@@ -289,8 +303,11 @@ static hs_span_t *merge_run_locked(size_t want)
 {
 	hs_span_t *best = NULL;
 	size_t best_len = 0;
+	/* the nonempty lists only: a scan of all 258 heads was ~1,600
+	 * instructions a growth (xsltproc: 20 of them, 33,000) */
 	for (int k = COMMITTED; k <= RELEASED; k++)
-		for (size_t n = 1; n <= MAX_LIST; n++)
+		for (size_t n = next_list(k, 1); n <= MAX_LIST;
+		     n = next_list(k, n + 1))
 			for (hs_span_t *s = hs_ph_lists[k][n]; s; s = s->next) {
 				hs_span_t *p = hs_pagemap_get(s->start - 1);
 				if (p && p != s &&
