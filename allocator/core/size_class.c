@@ -62,10 +62,11 @@ static size_t clamp(size_t v, size_t lo, size_t hi)
  * coalescing, lists), ~11 an object of a 1-page 128-byte span, and the
  * node-heavy programs take thousands (xmllint at inputs scale 0.1: 2,359
  * spans, allocator instructions 11.32 -> 9.51 M, mimalloc 9.60; xsltproc
- * 58.98 -> 55.09 M, mimalloc 57.51; peak RSS within noise).  Objects are
- * carved on demand, so the longer span costs address space, not resident
- * pages; above 128 bytes (4 pages up to 1 KiB) jq's peak RSS rose 0.5 %
- * (bench/README.md, "Page heap figures"). */
+ * 58.98 -> 55.09 M, mimalloc 57.51).  Objects are carved on demand, so
+ * the longer span costs address space more than resident pages: peak RSS
+ * of the real programs within 0.2 %, except git's (repack, two threads)
+ * +0.5 to +0.9 %, ~150 KiB; 4 pages up to 1 KiB: jq +0.5 % (bench/README.md,
+ * "Page heap figures"). */
 #define SMALL_SPAN_SIZE 128
 #define SMALL_SPAN_PAGES 8
 
