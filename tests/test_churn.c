@@ -47,7 +47,7 @@ static void test_pagemap_leaf_boundary(void **state)
 	a.npages = 4;
 	a.location = HS_SPAN_IN_USE;
 	assert_true(hs_pagemap_ensure(start, 4));
-	hs_pagemap_set_range(&a);
+	hs_pagemap_set_range(&a, 0);
 	for (uintptr_t p = start - 1; p <= start + 4; p++) {
 		hs_span_t *want = p >= start && p < start + 4 ? &a : NULL;
 		assert_ptr_equal(hs_pagemap_get(p), want);

@@ -19,6 +19,9 @@
 /* the longest span size_class.c searches (pages), unless one object
  * needs more */
 #define SEARCH_PAGES 16
+/* classes of at most SMALL_SIZE bytes: spans of at least SMALL_PAGES */
+#define SMALL_SIZE 128
+#define SMALL_PAGES 8
 
 static int setup(void **state)
 {
@@ -32,7 +35,8 @@ static size_t tail_of(size_t pages, size_t size)
 	return pages * HS_PAGE_SIZE % size;
 }
 
-/* every class: tail at most 1/64 of the span when some span of up to
+/* every class (from SMALL_PAGES pages up when at most SMALL_SIZE
+ * bytes): tail at most 1/64 of the span when some span of up to
  * SEARCH_PAGES pages allows it, and then the shortest such span; else the
  * least tail (as a fraction) any of those spans leaves.  Never above 1/32. */
 static void test_tail_bounded(void **state)
@@ -41,6 +45,8 @@ static void test_tail_bounded(void **state)
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++) {
 		const hs_class_info_t *ci = &hs_classes[c];
 		size_t first = (ci->size + HS_PAGE_SIZE - 1) / HS_PAGE_SIZE;
+		if (ci->size <= SMALL_SIZE)
+			first = SMALL_PAGES;
 		size_t last = first > SEARCH_PAGES ? first : SEARCH_PAGES;
 		size_t shortest_ok = 0;
 		double least = 1.0;

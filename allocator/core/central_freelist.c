@@ -144,7 +144,9 @@ static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
 	const hs_class_info_t *ci = &hs_classes[cls];
 	if (n > NEW_MAX)
 		n = NEW_MAX;
-	n = hs_page_heap_alloc_small_n(ci->pages, out, n);
+	/* the pagemap entries carry the class from here on, for free's
+	 * fast path; no object of these spans has escaped yet */
+	n = hs_page_heap_alloc_small_n(ci->pages, cls, out, n);
 	for (size_t i = 0; i < n; i++) {
 		hs_span_t *s = out[i];
 		s->freelist = NULL;
@@ -152,11 +154,9 @@ static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
 		s->carve_left = ci->objects;
 		s->allocated = 0;
 		s->shard = (uint8_t)shard;
-		/* publish the class before any object of the span escapes;
-		 * the pagemap entries carry it too, for free's fast path */
+		/* publish the class before any object of the span escapes */
 		__atomic_store_n(&s->size_class, (uint8_t)cls,
 				 __ATOMIC_RELEASE);
-		hs_pagemap_set_class(s, cls);
 	}
 	if (n) {
 		int64_t k = (int64_t)n, bytes = (int64_t)ci->pages

@@ -139,15 +139,22 @@ bool hs_pagemap_ensure(uintptr_t page, size_t n);
  * exist.  Caller holds the page heap lock. */
 void hs_pagemap_set(uintptr_t page, hs_span_t *span);
 
-/* Maps every page of span to span (small-object spans only: a large or
- * free span maps its first and last pages, page_heap.c). */
-void hs_pagemap_set_range(hs_span_t *span);
+/* Maps every page of span to span, with class cls (0: none) in the
+ * entries (small-object spans only: a large or free span maps its first
+ * and last pages, page_heap.c).  Leaves must exist.  Caller holds the
+ * page heap lock, or owns the span as hs_pagemap_set_class says. */
+void hs_pagemap_set_range(hs_span_t *span, unsigned cls);
+
+/* Clears the entries of pages [page, page + n) (n may be 0); leaves
+ * must exist.  Caller holds the page heap lock. */
+void hs_pagemap_clear_range(uintptr_t page, size_t n);
 
 /* Rewrites every page's entry of the small-object span `span` (its
  * pages all mapped to it: hs_pagemap_set_range) to carry class cls (0:
- * none).  The central list calls it with its class when it makes the
- * span, before any object escapes, and with 0 when the span is empty,
- * before it goes back to the page heap.  Needs no page heap lock: while
+ * none).  The central list calls it with 0 when the span is empty,
+ * before it goes back to the page heap (the class goes in when the page
+ * heap maps the span: hs_page_heap_alloc_small_n, before any object
+ * escapes).  Needs no page heap lock: while
  * span is in use as a small-object span nothing else writes its entries,
  * and hs_pagemap_trim only reads them (the span they name is the same).
  * Release stores: a reader that sees the class sees what was written
