@@ -4,13 +4,18 @@
  * lookup table (TCMalloc's ClassIndex scheme: 16-byte granularity up to
  * 1 KiB, 128-byte above).
  *
- * Classes: 16..128 in steps of 16, then 8 classes per power of two
- * (step = base / 8) up to 256 KiB: 8 + 11 * 8 = 96 classes.
+ * Classes (120): 16..512 in steps of 16, 512..1024 in steps of 32,
+ * 1 KiB..2 KiB in steps of 128, 2..8 KiB in steps of 256, then 8 per
+ * power of two (step = base / 8) up to 256 KiB.  Why denser than 8 per
+ * power of two below 1 KiB and from 4 to 8 KiB: see hs_size_class_init.
  */
 #include "base/assert.h"
 #include "base/log.h"
 #include "base/stats.h"
 #include "core/size_class.h"
+
+_Static_assert(HS_NUM_CLASSES <= HEAPSCOPE_STATS_MAX_CLASSES,
+	       "every class size fits the stats block");
 
 uint16_t hs_class_table[HS_CLASS_INDEX_MAX + 1];
 hs_class_info_t hs_classes[HS_NUM_CLASSES];
@@ -109,12 +114,32 @@ static void set_class(unsigned c, size_t size)
 
 void hs_size_class_init(void)
 {
+	/* Steps (the class sizes, each range's end included).  With 8
+	 * classes per power of two from 128 bytes (TCMalloc's spacing, up
+	 * to 12.5 % rounding), the sizes real programs ask for most fell
+	 * far above a class: jq's 272, 392 and 776-byte blocks (JSON values,
+	 * 150 MiB of them at its peak) took 288, 416 and 832 bytes, 5.5 MiB
+	 * more than the classes below (glibc: 288, 400, 784); gawk's
+	 * 4800-byte blocks took 5120 (1.7 MiB more).  From a counting shim's
+	 * histogram of the live requests at each program's peak RSS
+	 * (bench/real_programs.sh programs, docs/allocator.md).  Rounding is
+	 * now at most 16 bytes up to 512, 6.25 % to 1 KiB and from 4 to
+	 * 8 KiB, 12.5 % elsewhere; 24 more classes cost a thread cache
+	 * 24 lists (432 bytes) and the central lists 24 more (untouched
+	 * until used). */
+	static const struct {
+		uint32_t end, step;
+	} steps[] = {
+		{512, 16}, {1024, 32}, {2048, 128}, {8192, 256},
+	};
 	unsigned c = 1;
-	for (size_t s = 16; s <= 128; s += 16)
-		set_class(c++, s);
-	for (size_t base = 128; base < HS_MAX_SMALL_SIZE; base *= 2)
-		for (size_t s = base + base / 8; s <= 2 * base; s += base / 8)
-			set_class(c++, s);
+	size_t s = 0;
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++)
+		while (s < steps[k].end)
+			set_class(c++, s += steps[k].step);
+	for (size_t base = 8192; base < HS_MAX_SMALL_SIZE; base *= 2)
+		while (s < 2 * base)
+			set_class(c++, s += base / 8);
 	if (c != HS_NUM_CLASSES) {
 		hs_log("heapscope: internal error: %u size classes", c);
 		__builtin_trap();

@@ -5,7 +5,7 @@
  *
  * Class 0 is "no class" (large spans); classes 1..HS_NUM_CLASSES-1 are
  * the small classes, 16 B to HS_MAX_SMALL_SIZE, every size a multiple of
- * 16, at most 12.5 % internal waste above 128 bytes.
+ * 16, at most 16 bytes of internal waste up to 512, 12.5 % above.
  */
 #ifndef HS_SIZE_CLASS_H
 #define HS_SIZE_CLASS_H
@@ -15,15 +15,18 @@
 
 #include "base/hs_common.h"
 
-#define HS_NUM_CLASSES 97
-/* hs_size_class_init's scheme: class 0, 8 classes of 16..128 bytes, then 8
- * per power of two up to HS_MAX_SMALL_SIZE (a power of two); classes
- * are stored in uint8_t (hs_span_t.size_class). */
+#define HS_NUM_CLASSES 121
+/* hs_size_class_init's scheme: class 0; 32 classes of 16..512 bytes, 16
+ * of 544..1024, 8 of 1152..2048, 24 of 2304..8192, then 8 per power of
+ * two up to HS_MAX_SMALL_SIZE (a power of two); classes are stored in
+ * uint8_t (hs_span_t.size_class) and published in the stats block
+ * (HEAPSCOPE_STATS_MAX_CLASSES). */
 _Static_assert((HS_MAX_SMALL_SIZE & (HS_MAX_SMALL_SIZE - 1)) == 0 &&
-		       HS_MAX_SMALL_SIZE >= 256,
-	       "HS_MAX_SMALL_SIZE: a power of two of at least 256");
+		       HS_MAX_SMALL_SIZE >= 8192,
+	       "HS_MAX_SMALL_SIZE: a power of two of at least 8 KiB");
 _Static_assert(HS_NUM_CLASSES ==
-		       1 + 8 + 8 * (__builtin_ctzll(HS_MAX_SMALL_SIZE) - 7),
+		       1 + 32 + 16 + 8 + 24 +
+			       8 * (__builtin_ctzll(HS_MAX_SMALL_SIZE) - 13),
 	       "HS_NUM_CLASSES does not match the classes up to "
 	       "HS_MAX_SMALL_SIZE");
 _Static_assert(HS_NUM_CLASSES <= 256, "a size class fits in uint8_t");

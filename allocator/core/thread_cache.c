@@ -68,6 +68,25 @@ static uint64_t ncaches;	 /* on all_caches */
  * (hs_central_remove_range). */
 #define FIRST_REFILL_BYTES 8192
 
+/* A class over ONCE_BYTES (whose first refill takes one object) is not
+ * cached before the thread's second refill of it: the list's limit stays
+ * 0, so the thread's frees of a class it took once go back to the
+ * central list at once, and the span, emptied, to the page heap, where
+ * any class can reuse its pages.  Cached, each such list kept its one
+ * object (up to 256 KiB, 16 KiB or 1-3 objects per list above 1 KiB):
+ * gcc (one thread) held 1.7 MiB in its thread cache at its peak RSS,
+ * mostly single freed blocks of 12 classes of 15-256 KiB, and git's
+ * repack 1.0 MiB (a counting shim read heapscope_get_allocator_stats at
+ * each new peak of RSS). */
+#define ONCE_BYTES (FIRST_REFILL_BYTES / 2)
+
+/* The limit a list starts with in a new cache (hs_tc_activate). */
+static uint32_t start_limit(unsigned cls)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	return ci->size > ONCE_BYTES ? 0 : ci->max_cached;
+}
+
 /* Growth of the lists beyond max_cached (hs_tc_refill): per list at most
  * this many objects and bytes, per thread at most GROW_BYTES in all. */
 #define LIST_CAP_OBJECTS 4096u
@@ -200,7 +219,7 @@ HS_NOINLINE bool hs_tc_activate(void)
 	if (!tc)
 		return false;
 	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
-		tc->lists[c].max_length = hs_classes[c].max_cached;
+		tc->lists[c].max_length = start_limit(c);
 	tc->shard = hs_central_shard_get();
 	tc->grow_left = GROW_BYTES;
 	tc->state = HS_TC_ACTIVE;
@@ -235,7 +254,10 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 		if (tc->refilled[cls] & HS_TC_REFILLED)
 			want = streak_want(ci, l->max_length);
 		uint32_t step = (uint32_t)want;
-		if (l->max_length < ci->max_cached) {
+		if (!(tc->refilled[cls] & HS_TC_EVER_REFILLED) &&
+		    ci->size > ONCE_BYTES) {
+			/* the first: the list stays at 0 (ONCE_BYTES) */
+		} else if (l->max_length < ci->max_cached) {
 			l->max_length = ci->max_cached;
 		} else if (tc->refilled[cls] & HS_TC_EVER_REFILLED) {
 			if (l->max_length + step > list_cap(cls) ||
