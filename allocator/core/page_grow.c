@@ -52,7 +52,7 @@ bool hs_ph_grow_locked(size_t npages)
 		char *m = hs_os_alloc(bytes, huge);
 		if (!m)
 			return false;
-		hs_os_hugepage(m, bytes);
+		hs_ph_huge_map_locked(m, bytes);
 		if (!hs_pagemap_ensure((uintptr_t)m >> HS_PAGE_SHIFT,
 				       bytes >> HS_PAGE_SHIFT) ||
 		    !add_memory_locked(m, bytes)) {
@@ -79,6 +79,7 @@ bool hs_ph_grow_locked(size_t npages)
 	char *m = chunk.base + chunk.committed;
 	if (hs_lazy_commit(&chunk, chunk.committed + bytes, huge))
 		return false;
+	hs_ph_huge_commit_locked(m, bytes, chunk.base + chunk.size);
 	if (!add_memory_locked(m, bytes)) {
 		/* committed, not in the heap: the next grow adds it */
 		chunk.committed -= bytes;
