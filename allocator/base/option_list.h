@@ -50,6 +50,12 @@
 	  "use.  A span cut from released or new memory first gives back "     \
 	  "as much free memory, oldest first.  0 releases every free span "    \
 	  "at once.")                                                          \
+	X(HUGEPAGE_AFTER, -1, false, "BYTES",                                   \
+	  "Page heap memory committed beyond this many bytes is advised "      \
+	  "MADV_HUGEPAGE, so that in THP's madvise mode a big heap gets "      \
+	  "2 MiB pages (fewer faults, fewer TLB misses) and a small one "      \
+	  "keeps its 4 KiB footprint.  0: from the first byte; negative: "    \
+	  "never.")                                                            \
 	X(SAMPLED_CACHE, 134217728, false, "BYTES",                                   \
 	  "Freed pages of the sampled region (samples, and the large blocks "  \
 	  "kept there) kept committed and reused first: this many bytes, or "  \

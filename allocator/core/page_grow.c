@@ -46,13 +46,12 @@ bool hs_ph_grow_locked(size_t npages)
 	const size_t huge = (size_t)2 << 20;
 	size_t bytes = ((npages << HS_PAGE_SHIFT) + huge - 1) & ~(huge - 1);
 	if (bytes > HS_HEAP_CHUNK) {
-		/* A mapping of its own for one large request: let THP back
-		 * it (2 MiB aligned).  Standard chunks stay as the system's
-		 * THP mode says, so small heaps do not bloat. */
+		/* A mapping of its own for one large request, 2 MiB
+		 * aligned, advised as page_huge.c says. */
 		char *m = hs_os_alloc(bytes, huge);
 		if (!m)
 			return false;
-		hs_os_hugepage(m, bytes);
+		hs_ph_huge_map_locked(m, bytes);
 		if (!hs_pagemap_ensure((uintptr_t)m >> HS_PAGE_SHIFT,
 				       bytes >> HS_PAGE_SHIFT) ||
 		    !add_memory_locked(m, bytes)) {
@@ -79,6 +78,7 @@ bool hs_ph_grow_locked(size_t npages)
 	char *m = chunk.base + chunk.committed;
 	if (hs_lazy_commit(&chunk, chunk.committed + bytes, huge))
 		return false;
+	hs_ph_huge_commit_locked(m, bytes, chunk.base + chunk.size);
 	if (!add_memory_locked(m, bytes)) {
 		/* committed, not in the heap: the next grow adds it */
 		chunk.committed -= bytes;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * allocator/core/page_heap_internal.h - the page heap's free lists as
- * page_heap.c (the lists, allocation, coalescing), page_grow.c (growth)
- * and page_release.c (the release policy) share them.  Private to those
- * three files; the page heap lock is held by every caller.
+ * page_heap.c (the lists, allocation, coalescing), page_grow.c (growth),
+ * page_huge.c (transparent huge pages) and page_release.c (the release
+ * policy) share them.  Private to those four files; the page heap lock
+ * is held by every caller.
  */
 #ifndef HS_PAGE_HEAP_INTERNAL_H
 #define HS_PAGE_HEAP_INTERNAL_H
@@ -38,6 +39,16 @@ hs_span_t *hs_ph_split_tail_locked(hs_span_t *s, size_t npages);
 /* Gets OS memory for at least npages pages into the free lists (one
  * released span, merged with its free neighbours).  false on ENOMEM. */
 bool hs_ph_grow_locked(size_t npages);
+
+/* ---- page_huge.c ---- */
+
+/* The standard chunk ending at chunk_hi has committed [m, m + bytes):
+ * once the heap's commits pass HEAPSCOPE_HUGEPAGE_AFTER, advises
+ * [m, chunk_hi) MADV_HUGEPAGE (once per chunk). */
+void hs_ph_huge_commit_locked(char *m, size_t bytes, char *chunk_hi);
+/* A mapping of its own [m, m + bytes) (a request over a chunk): advises
+ * it MADV_HUGEPAGE unless HEAPSCOPE_HUGEPAGE_AFTER is negative. */
+void hs_ph_huge_map_locked(char *m, size_t bytes);
 
 /* ---- page_release.c ---- */
 
