@@ -46,8 +46,9 @@ bool hs_ph_grow_locked(size_t npages)
 	const size_t huge = (size_t)2 << 20;
 	size_t bytes = ((npages << HS_PAGE_SHIFT) + huge - 1) & ~(huge - 1);
 	if (bytes > HS_HEAP_CHUNK) {
-		/* A mapping of its own for one large request, 2 MiB
-		 * aligned, advised as page_huge.c says. */
+		/* A mapping of its own for one large request: let THP back
+		 * it (2 MiB aligned).  Standard chunks stay as the system's
+		 * THP mode says, so small heaps do not bloat. */
 		char *m = hs_os_alloc(bytes, huge);
 		if (!m)
 			return false;

@@ -47,7 +47,7 @@ bool hs_ph_grow_locked(size_t npages);
  * [m, chunk_hi) MADV_HUGEPAGE (once per chunk). */
 void hs_ph_huge_commit_locked(char *m, size_t bytes, char *chunk_hi);
 /* A mapping of its own [m, m + bytes) (a request over a chunk): advises
- * it MADV_HUGEPAGE unless HEAPSCOPE_HUGEPAGE_AFTER is negative. */
+ * it MADV_HUGEPAGE. */
 void hs_ph_huge_map_locked(char *m, size_t bytes);
 
 /* ---- page_release.c ---- */

@@ -3,10 +3,8 @@
  * allocator/core/page_huge.c - transparent huge pages for the page heap.
  * Once the page heap has committed HEAPSCOPE_HUGEPAGE_AFTER bytes of its
  * standard chunks, the rest of the current chunk and every later chunk
- * are advised MADV_HUGEPAGE, as are mappings of their own for requests
- * larger than a chunk (whatever their size, unless the option is
- * negative: then none is, and sort(1)'s buffer of over 1 GiB, touched
- * in part, is not rounded up to 2 MiB pages).  In THP's "madvise" mode (the default of Debian's
+ * are advised MADV_HUGEPAGE; mappings of their own for requests larger
+ * than a chunk always are, whatever the option says.  In THP's "madvise" mode (the default of Debian's
  * kernels) only such ranges get 2 MiB pages: a big heap then takes one
  * fault per 2 MiB instead of 512 and its TLB reach grows 512-fold (xmllint
  * on a 22 MB document: 47.6k minor faults -> 3k).  A small heap never
@@ -50,6 +48,5 @@ void hs_ph_huge_commit_locked(char *m, size_t bytes, char *chunk_hi)
 
 void hs_ph_huge_map_locked(char *m, size_t bytes)
 {
-	if (hs_option_get(HS_OPT_HUGEPAGE_AFTER) >= 0)
-		hs_os_hugepage(m, bytes);
+	hs_os_hugepage(m, bytes);
 }
