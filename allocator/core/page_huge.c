@@ -4,11 +4,12 @@
  * Once the page heap has committed HEAPSCOPE_HUGEPAGE_AFTER bytes of its
  * standard chunks, the rest of the current chunk and every later chunk
  * are advised MADV_HUGEPAGE; mappings of their own for requests larger
- * than a chunk always are, whatever the option says.  In THP's "madvise" mode (the default of Debian's
- * kernels) only such ranges get 2 MiB pages: a big heap then takes one
- * fault per 2 MiB instead of 512 and its TLB reach grows 512-fold (xmllint
- * on a 22 MB document: 47.6k minor faults -> 3k).  A small heap never
- * gets them, so its footprint is not rounded up to 2 MiB.
+ * than a chunk always are, whatever the option says.  In THP's "madvise"
+ * mode (the default of Debian's kernels) only such ranges get 2 MiB
+ * pages: a big heap then takes one fault per 2 MiB instead of 512 and
+ * its TLB reach grows 512-fold (xmllint on a 22 MB document: 47.6k minor
+ * faults -> 3k).  A small heap never gets them, so its footprint is not
+ * rounded up to 2 MiB.
  *
  * A release there is exact, as elsewhere: MADV_DONTNEED of part of a huge
  * page splits it (its free pages go back, the rest stays mapped in 4 KiB
