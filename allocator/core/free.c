@@ -50,6 +50,17 @@ HS_NOINLINE void hs_free_overflow(void *p, hs_tc_list_t *l)
 	hs_tc_overflow(tc, (unsigned)(l - tc->lists), p);
 }
 
+HS_NOINLINE void hs_free_remote(void *p, size_t size_hint)
+{
+	uintptr_t e = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT);
+	if (!hs_pm_entry_class(e)) {
+		hs_free_slow(p, size_hint);
+		return;
+	}
+	hs_tc_remote_free(hs_thread.tc, hs_pm_entry_class(e),
+			  hs_pm_entry_shard(e), p);
+}
+
 void hs_free_unsampled(void *p)
 {
 	hs_assert_internal(!hs_is_sampled(p));

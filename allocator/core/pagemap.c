@@ -106,7 +106,8 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 	/* free's fast path relies on it (core/free.h) */
 	hs_assert_internal(!span ||
 			   !hs_is_sampled((void *)(page << HS_PAGE_SHIFT)));
-	hs_assert_internal(!((uintptr_t)span & ~HS_PM_SPAN_MASK));
+	hs_assert_internal(!((uintptr_t)span &
+			     ~(HS_PM_SPAN_MASK & ~HS_PM_SHARD_MASK)));
 	__atomic_store_n(slot_of(page), (uintptr_t)span, __ATOMIC_RELEASE);
 }
 
@@ -127,12 +128,15 @@ void hs_pagemap_set_range(hs_span_t *span)
 					 __ATOMIC_RELEASE);
 		}
 	}
-	hs_assert_internal(!((uintptr_t)span & ~HS_PM_SPAN_MASK));
+	hs_assert_internal(!((uintptr_t)span &
+			     ~(HS_PM_SPAN_MASK & ~HS_PM_SHARD_MASK)));
 }
 
 void hs_pagemap_set_class(hs_span_t *span, unsigned cls)
 {
 	uintptr_t e = (uintptr_t)span | (uintptr_t)cls << HS_PM_CLASS_SHIFT;
+	if (cls)
+		e |= span->shard & HS_PM_SHARD_MASK;
 
 	for (size_t i = 0; i < span->npages; i++) {
 		uintptr_t *slot = slot_of(span->start + i);
