@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Remote frees go back to the allocating thread's shard, and spans whose
 # objects all came back stay on their shard (h22-remote: core/free.h,
-# core/thread_cache.c hs_tc_remote_free, core/central_freelist.c
+# core/thread_cache.h hs_tc_remote_push, core/central_freelist.c
 # KEEP_EMPTY); linked with libheapscope.a, sampling off.
 add_executable(test_remote_owner
   ${CMAKE_CURRENT_SOURCE_DIR}/test_remote_owner.c)

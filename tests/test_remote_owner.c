@@ -2,7 +2,7 @@
 /*
  * tests/test_remote_owner.c - remote frees go back to the shard of the
  * thread that allocated them (core/free.h hs_free_inline, core/thread_cache.c
- * hs_tc_remote_free), and a span whose objects all came back stays on its
+ * hs_tc_remote_push), and a span whose objects all came back stays on its
  * shard (core/central_freelist.c, KEEP_EMPTY).
  *
  * - Thread A (main) allocates N objects of a class nothing else here

@@ -28,10 +28,10 @@ void hs_free_slow(void *p, size_t size_hint) HS_NOINLINE;
  * only l; p first: it stays in the register it came in). */
 void hs_free_overflow(void *p, hs_tc_list_t *l) HS_NOINLINE;
 /* Free of p, whose pagemap entry's shard bits differ from the calling
- * thread's cache's: an object of a span of another shard
- * (hs_tc_remote_free), or, from a thread whose shard is not 0, an entry
- * with no class (hs_free_slow, with size_hint). */
-void hs_free_remote(void *p, size_t size_hint) HS_NOINLINE;
+ * thread's (x: the entry xor hs_thread.shard_bits): an object of a span
+ * of another shard (hs_tc_remote_push), or, from a thread whose shard is
+ * not 0, an entry with no class (hs_free_slow, with size_hint). */
+void hs_free_remote(void *p, uintptr_t x, size_t size_hint) HS_NOINLINE;
 /* Usable size of any pointer; 0 for NULL or foreign pointers. */
 size_t hs_usable_size(const void *p);
 
@@ -50,8 +50,8 @@ size_t hs_usable_size(const void *p);
  *    with the hint (it checks sized frees of samples);
  *  - shard bits in the entry (core/pagemap.h) other than the thread's:
  *    hs_free_remote.  An object of another shard's span (a remote
- *    free) goes to hs_tc_remote_free, which keeps it off the thread's
- *    lists; an entry with no class (shard bits 0) from a thread of a
+ *    free) goes to the cache's remote list, kept off the thread's
+ *    lists (hs_tc_remote_push); an entry with no class (shard bits 0) from a thread of a
  *    shard other than 0 to hs_free_slow, as below;
  *  - a list with no room (length >= max_length): hs_free_overflow, then
  *    hs_tc_overflow, takes p
@@ -69,7 +69,7 @@ static inline void hs_free_inline(void *p, size_t size_hint)
 	uintptr_t x = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT) ^
 		      hs_thread.shard_bits;
 	if (HS_UNLIKELY(x & HS_PM_SHARD_MASK)) {
-		hs_free_remote(p, size_hint);
+		hs_free_remote(p, x, size_hint);
 		return;
 	}
 	/* the class's list offset, 0 for no class */

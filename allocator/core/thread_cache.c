@@ -165,7 +165,7 @@ static void remote_flush(hs_tc_remote_t *r, unsigned cls)
 		hs_central_insert_chain(cls, head, (int)n);
 }
 
-void hs_tc_remote_free(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
+void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
 {
 	if (tc->state != HS_TC_ACTIVE) {
 		/* read-only caches: as hs_tc_overflow does */
@@ -183,8 +183,7 @@ void hs_tc_remote_free(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
 	} else if (r->shard != shard) {
 		r->shard = HS_TC_REMOTE_MIXED;
 	}
-	if (r->n >= hs_classes[cls].batch)
-		remote_flush(r, cls);
+	remote_flush(r, cls);
 }
 
 static void flush_all(hs_tcache_t *tc)
@@ -241,8 +240,10 @@ HS_NOINLINE bool hs_tc_activate(void)
 	hs_tcache_t *tc = cache_get();
 	if (!tc)
 		return false;
-	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++) {
 		tc->lists[c].max_length = hs_classes[c].max_cached;
+		tc->remote[c].max = hs_classes[c].batch;
+	}
 	tc->shard = hs_central_shard_get();
 	tc->grow_left = GROW_BYTES;
 	tc->state = HS_TC_ACTIVE;

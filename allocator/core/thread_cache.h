@@ -52,6 +52,7 @@ typedef struct hs_tc_remote {
 	void *head; /* linked through their first word */
 	void *tail; /* the first one pushed */
 	uint32_t n;
+	uint32_t max;	/* the class's batch; 0 in the read-only caches */
 	uint32_t shard; /* shard of the first, HS_TC_REMOTE_MIXED if not all */
 } hs_tc_remote_t;
 
@@ -125,17 +126,42 @@ void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
  * toward a streak's refill (8 batches, at most 32 KiB). */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
 
-/* Free of p (class cls, its span's shard `shard`), an object of a span of
- * another shard than the
- * calling thread's cache (hs_pm_entry_shard of its entry != tc->shard):
- * onto the cache's remote list of the class, which goes back to the
- * spans' shards when it holds a batch (a batch of one shard may be kept
- * whole in that shard's transfer cache).  So a thread never hands out an
- * object of another shard's span: the cache lines of objects freed by
- * another thread go back to the threads that allocate from their spans
- * (rptestN: bench/README.md).  Without an active cache (hs_tc_empty,
- * hs_tc_dead) p goes to its span at once. */
-void hs_tc_remote_free(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p);
+/* Out of line: the remote free of p (as hs_tc_remote_push) that fills
+ * list cls of tc to a batch, which goes back to its spans' shards; or
+ * one without an active cache (hs_tc_empty, hs_tc_dead, whose lists have
+ * max 0): p goes to its span at once (the empty one activates the
+ * thread's cache for its next frees). */
+void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard,
+		       void *p);
+
+/* Free of p (class cls, its span's shard `shard`), an object of a span
+ * of another shard than the calling thread's cache tc's (a remote free:
+ * core/free.h): onto the cache's remote list of the class, which goes
+ * back to the spans' shards when it holds a batch (a batch of one shard
+ * may be kept whole in that shard's transfer cache).  So a thread never
+ * hands out an object of another shard's span: the cache lines of
+ * objects freed by another thread go back to the threads that allocate
+ * from their spans (rptestN: docs/allocator.md, "Remote frees go back to
+ * their shard").  Tests for room before writing, as hs_tc_try_push. */
+static inline void hs_tc_remote_push(hs_tcache_t *tc, unsigned cls,
+				     unsigned shard, void *p)
+{
+	hs_tc_remote_t *r = &tc->remote[cls];
+	uint32_t n = r->n;
+	if (HS_UNLIKELY(n + 1 >= r->max)) {
+		hs_tc_remote_full(tc, cls, shard, p);
+		return;
+	}
+	*(void **)p = r->head;
+	r->head = p;
+	r->n = n + 1;
+	if (!n) {
+		r->tail = p;
+		r->shard = shard;
+	} else if (r->shard != shard) {
+		r->shard = HS_TC_REMOTE_MIXED;
+	}
+}
 
 /* The list of class cls is at byte offset cls << HS_CLASS_TABLE_SHIFT of
  * the cache: the offset the size -> class table (size_class.h) and the
