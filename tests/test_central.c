@@ -166,7 +166,14 @@ static void test_round_trips(void **state)
 			objs[i - n / 2] = objs[i];
 		give(cls, n - n / 2, 70);
 		assert_int_equal(hs_central_is_valid(), 1);
-		/* every span made for this class is back in the page heap */
+		/* every span made for this class is back in the page heap,
+		 * once the empty ones the shard keeps are given back */
+		int64_t span = (int64_t)ci->pages << HS_PAGE_SHIFT;
+		int64_t keep = span > (64 << 10) ? span : (64 << 10) / span * span;
+		assert_true(hs_stat_get(HS_STAT_small_span_bytes) - spans0 <=
+			    keep);
+		hs_central_drain();
+		assert_int_equal(hs_central_is_valid(), 1);
 		assert_int_equal(hs_stat_get(HS_STAT_small_span_bytes), spans0);
 	}
 }

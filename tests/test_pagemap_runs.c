@@ -9,8 +9,8 @@
  *   with cls in bits 52 and up, and leaves the pages around it 0;
  *   hs_pagemap_clear_range clears the interior and nothing else; n = 0
  *   writes nothing.
- * - hs_page_heap_alloc_small_n(8, cls, ...) gives spans every page of
- *   which reads back that span and cls; once the class is cleared and
+ * - hs_page_heap_alloc_small_n(8, cls, 3, ...) gives spans of shard 3
+ *   every page of which reads back that span, cls and the shard; once the class is cleared and
  *   they are back in the page heap, no entry of their pages carries a
  *   class and both checkers (page heap, pagemap) accept the result.
  * Expected entries are built here from the span's address and the class
@@ -73,16 +73,20 @@ static void test_run_across_leaves(void **state)
 static void test_small_spans_carry_class(void **state)
 {
 	(void)state;
-	enum { N = 3, PAGES = 8, CLS = 5 };
+	/* shard 3: the entries' low 4 bits while the span has a class
+	 * (core/pagemap.h, HS_PM_SHARD_MASK) */
+	enum { N = 3, PAGES = 8, CLS = 5, SHARD = 3 };
 	hs_span_t *s[N];
-	assert_int_equal(hs_page_heap_alloc_small_n(PAGES, CLS, s, N), N);
+	assert_int_equal(hs_page_heap_alloc_small_n(PAGES, CLS, SHARD, s, N),
+			 N);
 	uintptr_t start[N];
 	for (int i = 0; i < N; i++) {
 		assert_int_equal(s[i]->npages, PAGES);
+		assert_int_equal(s[i]->shard, SHARD);
 		start[i] = s[i]->start;
 		for (uintptr_t p = 0; p < PAGES; p++)
 			assert_int_equal(hs_pagemap_entry(start[i] + p),
-					 entry_of(s[i], CLS));
+					 entry_of(s[i], CLS) | SHARD);
 	}
 	for (int i = 0; i < N; i++) {
 		hs_pagemap_set_class(s[i], 0);

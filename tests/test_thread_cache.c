@@ -32,6 +32,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/pagemap.h"
 #include "core/size_class.h"
 #include "core/thread_cache.h"
 
@@ -64,25 +65,33 @@ static void test_free_only_list(void **state)
 
 	(void)state;
 	assert_true(ci->batch * 10 <= N);
-	assert_true(ci->max_cached > ci->batch); /* else nothing to adapt */
 	free(malloc(16)); /* this thread's cache is active */
+	uint32_t max0 = cache()->lists[cls].max_length;
 	assert_int_equal(pthread_create(&t, NULL, producer, NULL), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
+	/* the producer's objects are of its shard's spans (a shard of its
+	 * own: two threads, at least 2 shards): remote frees, which never
+	 * enter this thread's list and go back a batch at a time */
+	assert_int_not_equal(hs_pm_entry_shard(hs_pagemap_entry(
+				     (uintptr_t)objs[0] >> HS_PAGE_SHIFT)),
+			     cache()->shard);
 	for (int i = 0; i < N; i++) {
 		assert_non_null(objs[i]);
 		free(objs[i]);
-		assert_true(cache()->lists[cls].length <= ci->max_cached);
+		assert_int_equal(cache()->lists[cls].length, 0);
+		assert_int_equal(cache()->remote[cls].n,
+				 (uint32_t)(i + 1) % ci->batch);
 	}
-	/* 10 batches freed, no refill: limited to one batch */
-	assert_int_equal(cache()->lists[cls].max_length, ci->batch);
-	assert_true(cache()->lists[cls].length <= ci->batch);
+	assert_int_equal(cache()->lists[cls].max_length, max0);
 
-	/* mallocs empty the list; the refill restores max_cached */
-	uint32_t had = cache()->lists[cls].length;
-	for (uint32_t i = 0; i <= had; i++)
+	/* this thread's mallocs come from its own shard's spans */
+	for (uint32_t i = 0; i < ci->batch; i++) {
 		objs[i] = malloc(SIZE);
-	assert_int_equal(cache()->lists[cls].max_length, ci->max_cached);
-	for (uint32_t i = 0; i <= had; i++)
+		assert_int_equal(hs_pm_entry_shard(hs_pagemap_entry(
+					 (uintptr_t)objs[i] >> HS_PAGE_SHIFT)),
+				 cache()->shard);
+	}
+	for (uint32_t i = 0; i < ci->batch; i++)
 		free(objs[i]);
 }
 

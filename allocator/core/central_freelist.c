@@ -44,11 +44,30 @@ typedef struct central {
 	uint32_t tc_n;	     /* batches in the transfer cache */
 	uint32_t tc_max;     /* its capacity, once tc is allocated */
 	void **tc;	     /* [2 * tc_max]: head, tail of each batch */
+	uint32_t nempty;     /* spans on nonempty with no object out */
 } __attribute__((aligned(64))) central_t;
 
 _Static_assert(sizeof(central_t) == 64, "central_t: one cache line");
 
 #define NSH HS_CENTRAL_MAX_SHARDS
+_Static_assert(NSH - 1 <= HS_PM_SHARD_MASK, "a shard fits in an entry");
+
+/* Spans with no object out a (shard, class) keeps on its list instead of
+ * giving them back to the page heap, which would hand them to any shard:
+ * the next refill of a thread of that shard carves them again, on cache
+ * lines its own threads wrote (rptestN: a 4-16 KiB class's spans hold 1-7
+ * objects and empty all the time).  Up to KEEP_EMPTY spans, and more
+ * only while they are at most KEEP_EMPTY_BYTES; a span over
+ * KEEP_EMPTY_BYTES never (the classes over 4 KiB a thread takes once go
+ * back to the page heap whole, thread_cache.c ONCE_BYTES: gcc held
+ * 1.7 MiB of such blocks at its peak); malloc_trim gives them back
+ * (hs_central_drain). */
+#ifndef KEEP_EMPTY
+#define KEEP_EMPTY 1u
+#endif
+#ifndef KEEP_EMPTY_BYTES
+#define KEEP_EMPTY_BYTES ((size_t)64 << 10)
+#endif
 
 /* Shard-major: the classes of one shard are contiguous, so the shards a
  * process never uses are never touched. */
@@ -63,6 +82,10 @@ static central_t centrals[NSH][HS_NUM_CLASSES] = {
  * `centrals` a small program never touches otherwise. */
 #define TC_WORDS ((HS_NUM_CLASSES + 63) / 64)
 static uint64_t tc_used[NSH][TC_WORDS];
+
+/* (shard, class) pairs that have kept an empty span (set under the
+ * class lock, cleared by hs_central_drain): malloc_trim visits these. */
+static uint64_t empty_used[NSH][TC_WORDS];
 
 /* Bit cls of a TC_WORDS-word class set. */
 static bool has_class(const uint64_t *words, unsigned cls)
@@ -110,6 +133,13 @@ static void tc_init(central_t *c, unsigned sh, unsigned cls)
 	c->tc = slots;
 }
 
+/* A span kept with no object out (KEEP_EMPTY): its objects all back on
+ * its free list; a fresh span has none there. */
+static bool is_kept_empty(const hs_span_t *s)
+{
+	return s->allocated == 0 && s->freelist;
+}
+
 static void link_span(central_t *c, hs_span_t *s)
 {
 	s->prev = NULL;
@@ -146,14 +176,13 @@ static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
 		n = NEW_MAX;
 	/* the pagemap entries carry the class from here on, for free's
 	 * fast path; no object of these spans has escaped yet */
-	n = hs_page_heap_alloc_small_n(ci->pages, cls, out, n);
+	n = hs_page_heap_alloc_small_n(ci->pages, cls, shard, out, n);
 	for (size_t i = 0; i < n; i++) {
 		hs_span_t *s = out[i];
 		s->freelist = NULL;
 		s->carve = hs_span_addr(s);
 		s->carve_left = ci->objects;
 		s->allocated = 0;
-		s->shard = (uint8_t)shard;
 		/* publish the class before any object of the span escapes */
 		__atomic_store_n(&s->size_class, (uint8_t)cls,
 				 __ATOMIC_RELEASE);
@@ -257,6 +286,8 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 				link_span(c, fresh[--k]);
 			s = c->nonempty;
 		}
+		if (is_kept_empty(s))
+			c->nempty--; /* in use again */
 		got += take_objects(s, size, n - got, &chain, &last);
 		if (!s->freelist && !s->carve_left)
 			unlink_span(c, s);
@@ -270,8 +301,9 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 
 /* Puts the run first..last (k objects of span s, already linked, last's
  * link unspecified) back on s; caller holds s's class lock c.  One span
- * update per run; *kept counts the objects back on spans still in use.  A span with no object left out goes on *empty, for
- * the page heap once the lock is released. */
+ * update per run; *kept counts the objects back on spans still in use.
+ * A span with no object left out goes on *empty, for the page heap once
+ * the lock is released, unless it is kept (KEEP_EMPTY). */
 static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 		     void *first, void *last, uint32_t k, hs_span_t **empty,
 		     int64_t *free_delta, int64_t *span_delta, int64_t *kept)
@@ -279,7 +311,21 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 	*(void **)last = s->freelist;
 	s->freelist = first;
 	s->allocated -= k;
-	if (s->allocated == 0) {
+	if (s->allocated == 0 && hs_span_bytes(s) <= KEEP_EMPTY_BYTES &&
+	    (c->nempty < KEEP_EMPTY ||
+	     (size_t)(c->nempty + 1) * hs_span_bytes(s) <= KEEP_EMPTY_BYTES)) {
+		/* kept on its shard, every object free (its stats stay
+		 * those of a span in use with free objects) */
+		c->nempty++;
+		*kept += k;
+		if (!s->in_list)
+			link_span(c, s);
+		unsigned cls = s->size_class;
+		uint64_t *w = &empty_used[s->shard][cls / 64];
+		if (!(__atomic_load_n(w, __ATOMIC_RELAXED) >> (cls % 64) & 1))
+			__atomic_fetch_or(w, (uint64_t)1 << (cls % 64),
+					  __ATOMIC_RELAXED);
+	} else if (s->allocated == 0) {
 		if (s->in_list)
 			unlink_span(c, s);
 		*span_delta -= (int64_t)hs_span_bytes(s);
@@ -466,6 +512,40 @@ static void give_back_slots(unsigned ns)
 				hs_spin_unlock(&centrals[sh][cls].lock);
 }
 
+/* The empty spans (shard sh, class cls) kept (KEEP_EMPTY) back to the
+ * page heap. */
+static void release_kept(unsigned sh, unsigned cls)
+{
+	const hs_class_info_t *ci = &hs_classes[cls];
+	central_t *c = &centrals[sh][cls];
+	hs_span_t *empty = NULL, *next;
+	int64_t n = 0;
+	hs_spin_lock(&c->lock);
+	__atomic_fetch_and(&empty_used[sh][cls / 64],
+			   ~((uint64_t)1 << (cls % 64)), __ATOMIC_RELAXED);
+	for (hs_span_t *s = c->nonempty; s && c->nempty; s = next) {
+		next = s->next;
+		if (!is_kept_empty(s))
+			continue;
+		unlink_span(c, s);
+		c->nempty--;
+		hs_pagemap_set_class(s, 0);
+		__atomic_store_n(&s->size_class, 0, __ATOMIC_RELAXED);
+		s->next = empty;
+		empty = s;
+		n++;
+	}
+	hs_spin_unlock(&c->lock);
+	if (!empty)
+		return;
+	int64_t bytes = (int64_t)ci->pages << HS_PAGE_SHIFT;
+	int64_t used = (int64_t)ci->objects * ci->size;
+	hs_page_heap_free_small_list(empty);
+	hs_stat_add(HS_STAT_small_span_bytes, -n * bytes);
+	hs_stat_add(HS_STAT_span_waste_bytes, -n * (bytes - used));
+	hs_stat_add(HS_STAT_central_free_bytes, -n * used);
+}
+
 void hs_central_drain(void)
 {
 	unsigned ns = hs_central_nshards();
@@ -492,6 +572,11 @@ void hs_central_drain(void)
 			}
 		}
 	}
+	/* after the batches: they may have emptied spans */
+	for (unsigned sh = 0; sh < ns; sh++)
+		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
+			if (has_class(empty_used[sh], cls))
+				release_kept(sh, cls);
 	give_back_slots(ns);
 }
 
@@ -517,18 +602,21 @@ int hs_central_is_valid(void)
 			const hs_class_info_t *ci = &hs_classes[cls];
 			central_t *c = &centrals[sh][cls];
 			hs_spin_lock(&c->lock);
+			uint32_t nempty = 0;
 			for (hs_span_t *s = c->nonempty; s; s = s->next) {
+				nempty += is_kept_empty(s);
 				if (s->size_class != cls || !s->in_list ||
 				    s->shard != sh ||
 				    s->location != HS_SPAN_IN_USE ||
 				    s->npages != ci->pages ||
 				    hs_pagemap_get(s->start) != s ||
-				    s->allocated == 0 ||
 				    s->allocated > ci->objects ||
 				    s->allocated + s->carve_left > ci->objects ||
 				    (!s->freelist && !s->carve_left))
 					ok = 0;
 			}
+			if (nempty != c->nempty)
+				ok = 0;
 			if (c->tc_n > c->tc_max || c->tc_max > TC_SLOTS ||
 			    (c->tc_n && !c->tc))
 				ok = 0;

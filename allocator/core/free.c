@@ -50,6 +50,21 @@ HS_NOINLINE void hs_free_overflow(void *p, hs_tc_list_t *l)
 	hs_tc_overflow(tc, (unsigned)(l - tc->lists), p);
 }
 
+HS_NOINLINE void hs_free_remote(void *p, uintptr_t x, size_t size_hint)
+{
+	/* x: p's entry xor the thread's shard word; its class bits are the
+	 * entry's */
+	unsigned cls = hs_pm_entry_class(x);
+	if (HS_UNLIKELY(!cls)) {
+		hs_free_slow(p, size_hint);
+		return;
+	}
+	hs_tc_remote_push(hs_thread.tc, cls,
+			  (unsigned)((x ^ hs_thread.shard_bits) &
+				     HS_PM_SHARD_MASK),
+			  p);
+}
+
 void hs_free_unsampled(void *p)
 {
 	hs_assert_internal(!hs_is_sampled(p));

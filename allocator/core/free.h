@@ -27,6 +27,11 @@ void hs_free_slow(void *p, size_t size_hint) HS_NOINLINE;
  * hs_tc_overflow of that cache (reloaded here, so the fast path keeps
  * only l; p first: it stays in the register it came in). */
 void hs_free_overflow(void *p, hs_tc_list_t *l) HS_NOINLINE;
+/* Free of p, whose pagemap entry's shard bits differ from the calling
+ * thread's (x: the entry xor hs_thread.shard_bits): an object of a span
+ * of another shard (hs_tc_remote_push), or, from a thread whose shard is
+ * not 0, an entry with no class (hs_free_slow, with size_hint). */
+void hs_free_remote(void *p, uintptr_t x, size_t size_hint) HS_NOINLINE;
 /* Usable size of any pointer; 0 for NULL or foreign pointers. */
 size_t hs_usable_size(const void *p);
 
@@ -43,6 +48,11 @@ size_t hs_usable_size(const void *p);
  *    block:
  *    hs_free_slow, which sends the region's pointers to hs_sampled_free
  *    with the hint (it checks sized frees of samples);
+ *  - shard bits in the entry (core/pagemap.h) other than the thread's:
+ *    hs_free_remote.  An object of another shard's span (a remote
+ *    free) goes to the cache's remote list, kept off the thread's
+ *    lists (hs_tc_remote_push); an entry with no class (shard bits 0) from a thread of a
+ *    shard other than 0 to hs_free_slow, as below;
  *  - a list with no room (length >= max_length): hs_free_overflow, then
  *    hs_tc_overflow, takes p
  *    and gives a batch back.  This also catches a thread without a cache
@@ -53,10 +63,17 @@ size_t hs_usable_size(const void *p);
  */
 static inline void hs_free_inline(void *p, size_t size_hint)
 {
-	/* 0 for p == NULL */
-	uintptr_t e = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT);
+	/* 0 for p == NULL; its low bits xor the thread's shard: 0 for an
+	 * object of a span of the thread's shard (core/pagemap.h), the top
+	 * bits as they were */
+	uintptr_t x = hs_pagemap_entry((uintptr_t)p >> HS_PAGE_SHIFT) ^
+		      hs_thread.shard_bits;
+	if (HS_UNLIKELY(x & HS_PM_SHARD_MASK)) {
+		hs_free_remote(p, x, size_hint);
+		return;
+	}
 	/* the class's list offset, 0 for no class */
-	size_t off = hs_pm_entry_list_offset(e);
+	size_t off = hs_pm_entry_list_offset(x);
 	if (HS_UNLIKELY(!off)) {
 		hs_free_slow(p, size_hint);
 		return;

@@ -17,7 +17,7 @@
  *
  * libheapscope is meant to be preloaded or linked, so that its malloc is
  * the process's from the start.  It can also be dlopen'ed (a plugin or a
- * Python extension linking it): its initial-exec TLS is 48 bytes
+ * Python extension linking it): its initial-exec TLS is 56 bytes
  * (thread_cache.h), which fits in what glibc keeps for dlopen'ed
  * libraries (tests/tls.cmake).
  */

@@ -349,10 +349,10 @@ static hs_span_t *merge_run_locked(size_t want)
 }
 
 /* A span of npages (start aligned to align_pages) from the free lists,
- * or NULL; small: map every page, with class cls in the entries.
- * Caller holds heap_lock. */
+ * or NULL; small: map every page, with class cls and central-list shard
+ * `shard` in the entries.  Caller holds heap_lock. */
 static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small,
-			       unsigned cls)
+			       unsigned cls, unsigned shard)
 {
 	if (align_pages < 1)
 		align_pages = 1;
@@ -390,8 +390,10 @@ static hs_span_t *alloc_locked(size_t npages, size_t align_pages, bool small,
 	if (fault_pages)
 		hs_ph_release_on_fault_locked(fault_pages << HS_PAGE_SHIFT);
 	/* under the lock: hs_pagemap_trim must see the entries */
-	if (small)
+	if (small) {
+		s->shard = (uint8_t)shard;
 		hs_pagemap_set_range(s, cls);
+	}
 	hs_assert_internal(s->location == HS_SPAN_IN_USE &&
 			   s->npages >= npages && s->size_class == 0 &&
 			   !(s->start & (align_pages - 1)));
@@ -440,7 +442,7 @@ static void large_unlink_locked(hs_span_t *s)
 hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 {
 	pthread_mutex_lock(&heap_lock);
-	hs_span_t *s = alloc_locked(npages, align_pages, false, 0);
+	hs_span_t *s = alloc_locked(npages, align_pages, false, 0, 0);
 	if (s)
 		large_link_locked(s);
 	pthread_mutex_unlock(&heap_lock);
@@ -448,12 +450,13 @@ hs_span_t *hs_page_heap_alloc(size_t npages, size_t align_pages)
 	return s;
 }
 
-size_t hs_page_heap_alloc_small_n(size_t npages, unsigned cls, hs_span_t **out,
-				  size_t n)
+size_t hs_page_heap_alloc_small_n(size_t npages, unsigned cls, unsigned shard,
+				  hs_span_t **out, size_t n)
 {
 	size_t got = 0;
 	pthread_mutex_lock(&heap_lock);
-	while (got < n && (out[got] = alloc_locked(npages, 1, true, cls)))
+	while (got < n &&
+	       (out[got] = alloc_locked(npages, 1, true, cls, shard)))
 		got++;
 	pthread_mutex_unlock(&heap_lock);
 	hs_assert_expensive(hs_page_heap_is_valid());
@@ -463,7 +466,7 @@ size_t hs_page_heap_alloc_small_n(size_t npages, unsigned cls, hs_span_t **out,
 hs_span_t *hs_page_heap_alloc_small(size_t npages)
 {
 	hs_span_t *s = NULL;
-	hs_page_heap_alloc_small_n(npages, 0, &s, 1);
+	hs_page_heap_alloc_small_n(npages, 0, 0, &s, 1);
 	return s;
 }
 

@@ -41,10 +41,11 @@ hs_span_t *hs_page_heap_alloc_small(size_t npages);
  * spans hold fewer objects than its batch needs several: rptestN's
  * classes of 4-16 KiB hold 1-7 objects per span for batches of 4-19).
  * Their pagemap entries carry class cls already (hs_pagemap_set_class's
- * pass, done in the same writes).  Returns how many (fewer on ENOMEM).
- * Thread-safe. */
-size_t hs_page_heap_alloc_small_n(size_t npages, unsigned cls, hs_span_t **out,
-				  size_t n);
+ * pass, done in the same writes), and with it central-list shard `shard`
+ * (< 16), also set as each span's shard.  Returns how many (fewer on
+ * ENOMEM).  Thread-safe. */
+size_t hs_page_heap_alloc_small_n(size_t npages, unsigned cls, unsigned shard,
+				  hs_span_t **out, size_t n);
 
 /* Gives an IN_USE span back (coalesces with free neighbours; may return
  * memory to the OS under the release policy).  _small: a span from

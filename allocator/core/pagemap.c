@@ -106,7 +106,8 @@ void hs_pagemap_set(uintptr_t page, hs_span_t *span)
 	/* free's fast path relies on it (core/free.h) */
 	hs_assert_internal(!span ||
 			   !hs_is_sampled((void *)(page << HS_PAGE_SHIFT)));
-	hs_assert_internal(!((uintptr_t)span & ~HS_PM_SPAN_MASK));
+	hs_assert_internal(!((uintptr_t)span &
+			     ~(HS_PM_SPAN_MASK & ~HS_PM_SHARD_MASK)));
 	__atomic_store_n(slot_of(page), (uintptr_t)span, __ATOMIC_RELEASE);
 }
 
@@ -133,9 +134,13 @@ static void set_run(uintptr_t page, size_t n, uintptr_t e)
 
 void hs_pagemap_set_range(hs_span_t *span, unsigned cls)
 {
-	hs_assert_internal(!((uintptr_t)span & ~HS_PM_SPAN_MASK));
-	set_run(span->start, span->npages,
-		(uintptr_t)span | (uintptr_t)cls << HS_PM_CLASS_SHIFT);
+	/* span objects are 64-byte aligned: the shard bits are free */
+	hs_assert_internal(!((uintptr_t)span &
+			     ~(HS_PM_SPAN_MASK & ~HS_PM_SHARD_MASK)));
+	uintptr_t e = (uintptr_t)span | (uintptr_t)cls << HS_PM_CLASS_SHIFT;
+	if (cls)
+		e |= span->shard & HS_PM_SHARD_MASK;
+	set_run(span->start, span->npages, e);
 }
 
 void hs_pagemap_clear_range(uintptr_t page, size_t n)

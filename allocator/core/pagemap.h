@@ -46,6 +46,12 @@
 #define HS_PM_CLASS_SHIFT 52
 #define HS_PM_OFFSET_SHIFT (HS_PM_CLASS_SHIFT - HS_CLASS_TABLE_SHIFT)
 #define HS_PM_SPAN_MASK (((uintptr_t)1 << 47) - 1)
+/* The low 4 bits of a small span's entries (span objects are 64-byte
+ * aligned: span.h) carry the span's central-list shard, so free's fast
+ * path tells an object of another shard (allocated by a thread of
+ * another shard: a remote free) by one xor with the cache's shard
+ * (core/free.h).  0 where the entry carries no class. */
+#define HS_PM_SHARD_MASK ((uintptr_t)15)
 _Static_assert(HS_NUM_CLASSES <= 1 << (64 - HS_PM_CLASS_SHIFT),
 	       "a size class fits in a pagemap entry's top bits");
 
@@ -100,7 +106,14 @@ static inline uintptr_t hs_pagemap_entry(uintptr_t page)
 
 static inline hs_span_t *hs_pm_entry_span(uintptr_t e)
 {
-	return (hs_span_t *)(e & HS_PM_SPAN_MASK);
+	return (hs_span_t *)(e & HS_PM_SPAN_MASK & ~HS_PM_SHARD_MASK);
+}
+
+/* Central-list shard an entry carries (that of a small span in use with
+ * a class; 0 otherwise). */
+static inline unsigned hs_pm_entry_shard(uintptr_t e)
+{
+	return (unsigned)(e & HS_PM_SHARD_MASK);
 }
 
 /* Size class an entry carries; 0 for a large, free or classless span. */
@@ -152,9 +165,10 @@ void hs_pagemap_clear_range(uintptr_t page, size_t n);
 /* Rewrites every page's entry of the small-object span `span` (its
  * pages all mapped to it: hs_pagemap_set_range) to carry class cls (0:
  * none).  The central list calls it with 0 when the span is empty,
- * before it goes back to the page heap (the class goes in when the page
- * heap maps the span: hs_page_heap_alloc_small_n, before any object
- * escapes).  Needs no page heap lock: while
+ * before it goes back to the page heap (the class, and with it the span's
+ * shard, span->shard, go in when the page heap maps the span:
+ * hs_page_heap_alloc_small_n, before any object escapes).  Needs no page
+ * heap lock: while
  * span is in use as a small-object span nothing else writes its entries,
  * and hs_pagemap_trim only reads them (the span they name is the same).
  * Release stores: a reader that sees the class sees what was written

@@ -37,7 +37,8 @@ typedef struct hs_span {
 	uint8_t in_list;    /* on the central nonempty list */
 	uint8_t zeroed;	    /* large: all bytes known zero at alloc */
 	uint8_t shard;	    /* small: central list shard the span is on */
-} hs_span_t;
+	/* 64-byte aligned: the pagemap's entries use the low bits */
+} __attribute__((aligned(64))) hs_span_t;
 
 static inline void *hs_span_addr(const hs_span_t *s)
 {

@@ -166,10 +166,51 @@ static void release_n(hs_tc_list_t *l, unsigned cls, uint32_t n)
 	hs_central_insert_range(cls, head, last, (int)n);
 }
 
+/* Remote list r of class cls back to its spans' shards: a batch of one
+ * shard through hs_central_insert_range (its transfer cache may keep it
+ * whole), else straight to the spans. */
+static void remote_flush(hs_tc_remote_t *r, unsigned cls)
+{
+	uint32_t n = r->n;
+	if (!n)
+		return;
+	void *head = r->head, *tail = r->tail;
+	bool one_shard = r->shard != HS_TC_REMOTE_MIXED;
+	r->head = r->tail = NULL;
+	r->n = 0;
+	if (one_shard)
+		hs_central_insert_range(cls, head, tail, (int)n);
+	else
+		hs_central_insert_chain(cls, head, (int)n);
+}
+
+void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
+{
+	if (tc->state != HS_TC_ACTIVE) {
+		/* read-only caches: as hs_tc_overflow does */
+		if (tc->state == HS_TC_EMPTY)
+			hs_tc_activate();
+		hs_central_insert_range(cls, p, p, 1);
+		return;
+	}
+	hs_tc_remote_t *r = &tc->remote[cls];
+	*(void **)p = r->head;
+	r->head = p;
+	if (!r->n++) {
+		r->tail = p;
+		r->shard = shard;
+	} else if (r->shard != shard) {
+		r->shard = HS_TC_REMOTE_MIXED;
+	}
+	remote_flush(r, cls);
+}
+
 static void flush_all(hs_tcache_t *tc)
 {
-	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++) {
 		release_n(&tc->lists[c], c, tc->lists[c].length);
+		remote_flush(&tc->remote[c], c);
+	}
 }
 
 /* A cache from the free list, else fresh from the metadata arena (zeroed).
@@ -218,12 +259,15 @@ HS_NOINLINE bool hs_tc_activate(void)
 	hs_tcache_t *tc = cache_get();
 	if (!tc)
 		return false;
-	for (unsigned c = 1; c < HS_NUM_CLASSES; c++)
+	for (unsigned c = 1; c < HS_NUM_CLASSES; c++) {
 		tc->lists[c].max_length = start_limit(c);
+		tc->remote[c].max = hs_classes[c].batch;
+	}
 	tc->shard = hs_central_shard_get();
 	tc->grow_left = GROW_BYTES;
 	tc->state = HS_TC_ACTIVE;
 	hs_thread.tc = tc;
+	hs_thread.shard_bits = tc->shard;
 	/* may calloc (keys >= 32): tc is consistent by now, no lock held */
 	hs_tc_register_exit(tc);
 	return true;
@@ -344,6 +388,7 @@ void hs_tc_thread_exit(void *arg)
 	/* first: what runs from here on (the flush, later destructors)
 	 * allocates and frees without a cache */
 	hs_thread.tc = (hs_tcache_t *)&hs_tc_dead;
+	hs_thread.shard_bits = 0;
 	hs_central_shard_put(tc->shard);
 	tc->state = HS_TC_DEAD;
 	flush_all(tc);

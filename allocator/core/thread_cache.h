@@ -3,7 +3,7 @@
  * allocator/core/thread_cache.h - per-thread caches of free objects, one
  * singly linked list per size class, and the thread's initial-exec TLS.
  *
- * The TLS is kept small (48 bytes with hs_sampling_busy and the cached
+ * The TLS is kept small (56 bytes with hs_sampling_busy and the cached
  * tid) so the library can be dlopen'ed after other libraries took
  * glibc's static TLS surplus (~512 bytes guaranteed for all of them): it
  * holds the sampler, whose counter the malloc fast path tests, and a
@@ -45,15 +45,31 @@ typedef struct hs_tc_list {
 	uint32_t max_length; /* free flushes when length exceeds this */
 } hs_tc_list_t;
 
+/* Objects of one class the thread freed that belong to spans of other
+ * shards (remote frees: core/free.h), on their way back to their spans'
+ * shards a batch at a time; never handed out by this thread. */
+typedef struct hs_tc_remote {
+	void *head; /* linked through their first word */
+	void *tail; /* the first one pushed */
+	uint32_t n;
+	uint32_t max;	/* the class's batch; 0 in the read-only caches */
+	uint32_t shard; /* shard of the first, HS_TC_REMOTE_MIXED if not all */
+} hs_tc_remote_t;
+
+#define HS_TC_REMOTE_MIXED 0xffu
+
 typedef struct hs_tcache {
 	hs_tc_list_t lists[HS_NUM_CLASSES]; /* [0] stays empty */
 	uint32_t state;			    /* enum hs_tc_state */
-	uint32_t shard;			    /* central list shard (refills) */
+	/* central list shard (refills); every object on lists[] is of a
+	 * span of this shard, frees of others go to remote[] */
+	uint32_t shard;
 	struct hs_tcache *next_free;	    /* list of caches to reuse */
 	/* bytes the lists may still grow beyond their classes' max_cached
 	 * (hs_tc_overflow's growth; slow paths only) */
 	uint64_t grow_left;
 	uint8_t refilled[HS_NUM_CLASSES];   /* HS_TC_REFILLED | _EVER_ */
+	hs_tc_remote_t remote[HS_NUM_CLASSES];
 	struct hs_tcache *next_all; /* every cache ever made, for readers
 				     * outside the process (base/stats.h);
 				     * set once, kept across reuse */
@@ -67,6 +83,11 @@ typedef struct hs_thread {
 	 * before the thread has a cache */
 	hs_sampler_t sampler;
 	hs_tcache_t *tc; /* hs_tc_empty, the thread's own, or hs_tc_dead */
+	/* tc->shard while tc is the thread's own, else 0, as a word: free's
+	 * fast path xors it into the pagemap entry (core/free.h).  Here,
+	 * not in the cache: the fast path then reads both through the TLS
+	 * offset it has, and adds tc to the list offset in one instruction */
+	uintptr_t shard_bits;
 } hs_thread_t;
 
 extern HS_TLS hs_thread_t hs_thread;
@@ -104,6 +125,43 @@ void *hs_tc_refill(hs_tcache_t *tc, unsigned cls);
  * the whole list to the spans instead, and the limit moves a batch
  * toward a streak's refill (8 batches, at most 32 KiB). */
 void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
+
+/* Out of line: the remote free of p (as hs_tc_remote_push) that fills
+ * list cls of tc to a batch, which goes back to its spans' shards; or
+ * one without an active cache (hs_tc_empty, hs_tc_dead, whose lists have
+ * max 0): p goes to its span at once (the empty one activates the
+ * thread's cache for its next frees). */
+void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard,
+		       void *p);
+
+/* Free of p (class cls, its span's shard `shard`), an object of a span
+ * of another shard than the calling thread's cache tc's (a remote free:
+ * core/free.h): onto the cache's remote list of the class, which goes
+ * back to the spans' shards when it holds a batch (a batch of one shard
+ * may be kept whole in that shard's transfer cache).  So a thread never
+ * hands out an object of another shard's span: the cache lines of
+ * objects freed by another thread go back to the threads that allocate
+ * from their spans (rptestN: docs/allocator.md, "Remote frees go back to
+ * their shard").  Tests for room before writing, as hs_tc_try_push. */
+static inline void hs_tc_remote_push(hs_tcache_t *tc, unsigned cls,
+				     unsigned shard, void *p)
+{
+	hs_tc_remote_t *r = &tc->remote[cls];
+	uint32_t n = r->n;
+	if (HS_UNLIKELY(n + 1 >= r->max)) {
+		hs_tc_remote_full(tc, cls, shard, p);
+		return;
+	}
+	*(void **)p = r->head;
+	r->head = p;
+	r->n = n + 1;
+	if (!n) {
+		r->tail = p;
+		r->shard = shard;
+	} else if (r->shard != shard) {
+		r->shard = HS_TC_REMOTE_MIXED;
+	}
+}
 
 /* The list of class cls is at byte offset cls << HS_CLASS_TABLE_SHIFT of
  * the cache: the offset the size -> class table (size_class.h) and the
