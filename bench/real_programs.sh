@@ -97,19 +97,9 @@ if [ "$INSTRUCTIONS" = 1 ]; then
 fi
 
 # ---- phase 3: the programs ---------------------------------------------------------------
-# name|what is compared|command, run in the work directory W with the inputs
-# in I (both substituted when the command is built). Every program is run as
-# Debian ships it, found in /usr/bin; the environment is fixed (C locale,
-# UTC) so that outputs are byte-identical.
-PROGRAMS=(
-	"sort|stdout|/usr/bin/sort -t \$'\\t' -k3,3 -k4,4nr -k2,2 I/records.tsv"
-	"gawk|stdout|/usr/bin/gawk -f $P/wordfreq.awk I/text.txt"
-	"jq|stdout|/usr/bin/jq -c -f $P/jq_workload.jq I/data.json"
-	"xmllint|stdout|/usr/bin/xmllint --noblanks --format I/doc.xml"
-	"xsltproc|stdout|/usr/bin/xsltproc $P/xslt_workload.xsl I/doc.xml"
-	"gcc|stdout, gen.o|/usr/bin/gcc -O2 -c I/gen.c -o W/gen.o"
-	"git|stdout|/usr/bin/bash $P/git_workload.sh I/git.fi W/git"
-)
+# PROGRAMS: name|what is compared|command (bench/programs/real_programs.list,
+# shared with bench/ab_real_programs.sh).
+. "$P/real_programs.list"
 if [ -n "$ONLY_PROG" ]; then
 	sel=()
 	for p in "${PROGRAMS[@]}"; do
