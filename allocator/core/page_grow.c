@@ -47,12 +47,12 @@ bool hs_ph_grow_locked(size_t npages)
 	size_t bytes = ((npages << HS_PAGE_SHIFT) + huge - 1) & ~(huge - 1);
 	if (bytes > HS_HEAP_CHUNK) {
 		/* A mapping of its own for one large request: let THP back
-		 * it (2 MiB aligned).  Standard chunks stay as the system's
-		 * THP mode says, so small heaps do not bloat. */
+		 * it (2 MiB aligned), whatever HEAPSCOPE_HUGEPAGE_AFTER says
+		 * for the standard chunks (page_huge.c). */
 		char *m = hs_os_alloc(bytes, huge);
 		if (!m)
 			return false;
-		hs_ph_huge_map_locked(m, bytes);
+		hs_os_hugepage(m, bytes);
 		if (!hs_pagemap_ensure((uintptr_t)m >> HS_PAGE_SHIFT,
 				       bytes >> HS_PAGE_SHIFT) ||
 		    !add_memory_locked(m, bytes)) {

@@ -46,9 +46,6 @@ bool hs_ph_grow_locked(size_t npages);
  * once the heap's commits pass HEAPSCOPE_HUGEPAGE_AFTER, advises
  * [m, chunk_hi) MADV_HUGEPAGE (once per chunk). */
 void hs_ph_huge_commit_locked(char *m, size_t bytes, char *chunk_hi);
-/* A mapping of its own [m, m + bytes) (a request over a chunk): advises
- * it MADV_HUGEPAGE. */
-void hs_ph_huge_map_locked(char *m, size_t bytes);
 
 /* ---- page_release.c ---- */
 

@@ -57,8 +57,3 @@ void hs_ph_huge_commit_locked(char *m, size_t bytes, char *chunk_hi)
 	hs_os_hugepage(m, (size_t)(chunk_hi - m));
 	advised_hi = (uintptr_t)chunk_hi;
 }
-
-void hs_ph_huge_map_locked(char *m, size_t bytes)
-{
-	hs_os_hugepage(m, bytes);
-}

@@ -184,24 +184,24 @@ static void remote_flush(hs_tc_remote_t *r, unsigned cls)
 		hs_central_insert_chain(cls, head, (int)n);
 }
 
+/* A free into a read-only cache (hs_tc_empty or hs_tc_dead): p goes back
+ * at once; the empty one activates the thread's cache for its later
+ * frees (hs_tc_overflow says why p itself is not cached). */
+static void free_uncached(hs_tcache_t *tc, unsigned cls, void *p)
+{
+	if (tc->state == HS_TC_EMPTY)
+		hs_tc_activate();
+	hs_central_insert_range(cls, p, p, 1);
+}
+
 void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
 {
 	if (tc->state != HS_TC_ACTIVE) {
-		/* read-only caches: as hs_tc_overflow does */
-		if (tc->state == HS_TC_EMPTY)
-			hs_tc_activate();
-		hs_central_insert_range(cls, p, p, 1);
+		free_uncached(tc, cls, p);
 		return;
 	}
 	hs_tc_remote_t *r = &tc->remote[cls];
-	*(void **)p = r->head;
-	r->head = p;
-	if (!r->n++) {
-		r->tail = p;
-		r->shard = shard;
-	} else if (r->shard != shard) {
-		r->shard = HS_TC_REMOTE_MIXED;
-	}
+	hs_tc_remote_link(r, shard, p);
 	remote_flush(r, cls);
 }
 
@@ -337,9 +337,7 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 		 * a cache line the other thread's neighbouring objects live
 		 * on (false_sharing's passive phase, Hoard's cache-scratch).
 		 * Its later frees are cached. */
-		if (tc->state == HS_TC_EMPTY)
-			hs_tc_activate();
-		hs_central_insert_range(cls, p, p, 1);
+		free_uncached(tc, cls, p);
 		return;
 	}
 	/* full (length == max_length): take p, then give a batch back */

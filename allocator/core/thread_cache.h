@@ -143,15 +143,11 @@ void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard,
  * objects freed by another thread go back to the threads that allocate
  * from their spans (rptestN: docs/allocator.md, "Remote frees go back to
  * their shard").  Tests for room before writing, as hs_tc_try_push. */
-static inline void hs_tc_remote_push(hs_tcache_t *tc, unsigned cls,
-				     unsigned shard, void *p)
+/* Links p (of a span of shard `shard`) onto remote list r. */
+static inline void hs_tc_remote_link(hs_tc_remote_t *r, unsigned shard,
+				     void *p)
 {
-	hs_tc_remote_t *r = &tc->remote[cls];
 	uint32_t n = r->n;
-	if (HS_UNLIKELY(n + 1 >= r->max)) {
-		hs_tc_remote_full(tc, cls, shard, p);
-		return;
-	}
 	*(void **)p = r->head;
 	r->head = p;
 	r->n = n + 1;
@@ -161,6 +157,17 @@ static inline void hs_tc_remote_push(hs_tcache_t *tc, unsigned cls,
 	} else if (r->shard != shard) {
 		r->shard = HS_TC_REMOTE_MIXED;
 	}
+}
+
+static inline void hs_tc_remote_push(hs_tcache_t *tc, unsigned cls,
+				     unsigned shard, void *p)
+{
+	hs_tc_remote_t *r = &tc->remote[cls];
+	if (HS_UNLIKELY(r->n + 1 >= r->max)) {
+		hs_tc_remote_full(tc, cls, shard, p);
+		return;
+	}
+	hs_tc_remote_link(r, shard, p);
 }
 
 /* The list of class cls is at byte offset cls << HS_CLASS_TABLE_SHIFT of
