@@ -6,6 +6,8 @@
  * - 0: the heap's chunk is advised MADV_HUGEPAGE (its mapping shows "hg"
  *   in /proc/self/smaps' VmFlags);
  * - -1 (never): it is not.
+ * A request over a chunk gets a mapping of its own, advised under 0 and
+ * not under -1.
  * Under both, a released span gives back every one of its pages, also
  * those that shared a huge page with spans still in use (the huge page
  * is split), and nothing else: residency read with mincore() page by
@@ -144,10 +146,28 @@ static void test_advice_and_exact_release(void **state)
 	assert_int_equal(hs_page_heap_is_valid(), 1);
 }
 
+/* A request over a chunk (64 MiB) gets a mapping of its own, 2 MiB
+ * aligned, advised exactly when the standard chunks may be (the option
+ * not negative); with -1 it stays on 4 KiB pages. */
+static void test_own_mapping(void **state)
+{
+	(void)state;
+	int64_t after = hs_option_get(HS_OPT_HUGEPAGE_AFTER);
+	int advised = after >= 0 && kernel_has_thp();
+	hs_span_t *s = hs_page_heap_alloc(PAGES(80 * MIB), 1);
+	assert_non_null(s);
+	assert_int_equal(addr(s) % HUGE, 0);
+	assert_int_equal(advised_hugepage(addr(s)), advised);
+	assert_int_equal(advised_hugepage(addr(s) + 80 * MIB - 1), advised);
+	hs_page_heap_free(s);
+	assert_int_equal(hs_page_heap_is_valid(), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_advice_and_exact_release),
+		cmocka_unit_test(test_own_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

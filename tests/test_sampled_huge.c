@@ -8,7 +8,10 @@
  * while they live and the region's MADV_NOHUGEPAGE back when freed.
  * Read from /proc/self/smaps (VmFlags "hg" / "nh"), through the real
  * library (linked).  Run with HEAPSCOPE_SAMPLE_RATE=1: every
- * allocation is sampled.
+ * allocation is sampled, under two settings of HEAPSCOPE_HUGEPAGE_AFTER:
+ * 0 (huge pages on: the above) and -1 (never, the default: the sample
+ * stays on the region's 4 KiB pages, MADV_NOHUGEPAGE, cut to 4 KiB, the
+ * region's mappings unsplit).
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -87,9 +90,20 @@ static int have_thp(void)
 	return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
 }
 
-/* A 100 MiB + 4 KiB sample: 2 MiB aligned, on 51 whole huge pages (the
- * page heap maps it rounded to 2 MiB the same way), advised "hg" as one
- * mapping; its allocated size and weight are those of any sample. */
+/* HEAPSCOPE_HUGEPAGE_AFTER (set by ctest) is not negative: huge pages
+ * on.  Unset it is the default, -1. */
+static int huge_on(void)
+{
+	const char *v = getenv("HEAPSCOPE_HUGEPAGE_AFTER");
+
+	return v && atoll(v) >= 0;
+}
+
+/* A 100 MiB + 4 KiB sample, huge pages on: 2 MiB aligned, on 51 whole
+ * huge pages (the page heap maps it rounded to 2 MiB the same way),
+ * advised "hg" as one mapping; off: 4 KiB pages, the region's "nh", no
+ * mapping of its own.  Its allocated size and weight are those of any
+ * sample. */
 static void test_huge_sample(void **state)
 {
 	size_t n = 100 * MIB + 4096;
@@ -106,18 +120,28 @@ static void test_huge_sample(void **state)
 	assert_true(in_region(p));
 	rec = find_record(p);
 	assert_non_null(rec);
-	assert_int_equal((uintptr_t)p % HUGE, 0);
 	assert_int_equal(rec->requested, n);
-	assert_int_equal(rec->span_bytes, 102 * MIB);
 	assert_int_equal(malloc_usable_size(p), rec->allocated);
 	assert_true(rec->allocated >= n && rec->allocated < n + HUGE);
 	/* period 1: W = r + 1 (sampler.h) */
 	assert_int_equal(rec->weight, n + 1);
 	v = vma_of(p);
-	assert_int_equal(v.start, (uintptr_t)p);
-	assert_int_equal(v.end, (uintptr_t)p + 102 * MIB);
-	assert_true(v.hg);
-	assert_false(v.nh);
+	if (huge_on()) {
+		assert_int_equal((uintptr_t)p % HUGE, 0);
+		assert_int_equal(rec->span_bytes, 102 * MIB);
+		assert_int_equal(v.start, (uintptr_t)p);
+		assert_int_equal(v.end, (uintptr_t)p + 102 * MIB);
+		assert_true(v.hg);
+		assert_false(v.nh);
+	} else {
+		/* the allocated size (what the page heap would give,
+		 * rounded to its own step), on 4 KiB pages */
+		assert_int_equal(rec->span_bytes,
+				 (rec->allocated + 4095) & ~(size_t)4095);
+		assert_true(v.nh);
+		assert_false(v.hg);
+		assert_int_equal(region_vmas(), before);
+	}
 	memset(p, 1, n);
 	free(p);
 	/* the region's flag again, and its mappings merged back */
@@ -152,8 +176,8 @@ static void test_boundary(void **state)
 }
 
 /* realloc of a huge sample: the new sample (in place or moved) is
- * advised over all of its pages, contents kept; freeing it leaves no
- * advice behind. */
+ * advised over all of its pages when huge pages are on, not at all when
+ * off; contents kept; freeing it leaves no advice behind. */
 static void test_huge_realloc(void **state)
 {
 	int before = region_vmas();
@@ -172,11 +196,17 @@ static void test_huge_realloc(void **state)
 	rec = find_record(q);
 	assert_non_null(rec);
 	assert_int_equal(rec->requested, 90 * MIB + 1);
-	assert_int_equal((uintptr_t)q % HUGE, 0);
 	v = vma_of(q);
-	assert_int_equal(v.start, (uintptr_t)q);
-	assert_true(v.end >= (uintptr_t)q + 92 * MIB);
-	assert_true(v.hg);
+	if (huge_on()) {
+		assert_int_equal((uintptr_t)q % HUGE, 0);
+		assert_int_equal(v.start, (uintptr_t)q);
+		assert_true(v.end >= (uintptr_t)q + 92 * MIB);
+		assert_true(v.hg);
+	} else {
+		assert_false(v.hg);
+		assert_true(v.nh);
+		assert_int_equal(region_vmas(), before);
+	}
 	assert_int_equal(q[0], 7);
 	assert_int_equal(q[80 * MIB - 1], 7);
 	free(q);

@@ -54,8 +54,9 @@
 	  "Page heap memory committed beyond this many bytes is advised "      \
 	  "MADV_HUGEPAGE, so that in THP's madvise mode a big heap gets "      \
 	  "2 MiB pages (fewer faults, fewer TLB misses) and a small one "      \
-	  "keeps its 4 KiB footprint.  0: from the first byte; negative: "    \
-	  "never.")                                                            \
+	  "keeps its 4 KiB footprint; blocks over 64 MiB (sampled or not) "   \
+	  "get them whenever it is not negative.  0: from the first byte; "   \
+	  "negative: never.")                                                  \
 	X(SAMPLED_CACHE, 134217728, false, "BYTES",                                   \
 	  "Freed pages of the sampled region (samples, and the large blocks "  \
 	  "kept there) kept committed and reused first: this many bytes, or "  \

@@ -46,13 +46,12 @@ bool hs_ph_grow_locked(size_t npages)
 	const size_t huge = (size_t)2 << 20;
 	size_t bytes = ((npages << HS_PAGE_SHIFT) + huge - 1) & ~(huge - 1);
 	if (bytes > HS_HEAP_CHUNK) {
-		/* A mapping of its own for one large request: let THP back
-		 * it (2 MiB aligned), whatever HEAPSCOPE_HUGEPAGE_AFTER says
-		 * for the standard chunks (page_huge.c). */
+		/* A mapping of its own for one large request, 2 MiB
+		 * aligned; huge pages when they are on (page_huge.c). */
 		char *m = hs_os_alloc(bytes, huge);
 		if (!m)
 			return false;
-		hs_os_hugepage(m, bytes);
+		hs_ph_huge_own_locked(m, bytes);
 		if (!hs_pagemap_ensure((uintptr_t)m >> HS_PAGE_SHIFT,
 				       bytes >> HS_PAGE_SHIFT) ||
 		    !add_memory_locked(m, bytes)) {

@@ -47,6 +47,11 @@ bool hs_ph_grow_locked(size_t npages);
  * [m, chunk_hi) MADV_HUGEPAGE (once per chunk). */
 void hs_ph_huge_commit_locked(char *m, size_t bytes, char *chunk_hi);
 
+/* A mapping of its own [m, m + bytes) (a request over a chunk): advised
+ * MADV_HUGEPAGE when HEAPSCOPE_HUGEPAGE_AFTER is not negative, else
+ * left on 4 KiB pages like the rest of the heap. */
+void hs_ph_huge_own_locked(char *m, size_t bytes);
+
 /* ---- page_release.c ---- */
 
 /* Release at least `bytes` of committed free memory (SIZE_MAX: all of

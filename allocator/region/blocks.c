@@ -30,7 +30,8 @@ size_t hs_region_block_max(void)
 
 bool hs_region_wants_huge(size_t n)
 {
-	return n > HS_REGION_HUGE_MIN && n > hs_region_block_max();
+	return n > HS_REGION_HUGE_MIN && n > hs_region_block_max() &&
+	       hs_option_get(HS_OPT_HUGEPAGE_AFTER) >= 0;
 }
 
 void hs_region_block_account(uint32_t page, int sign)

@@ -90,16 +90,17 @@ size_t hs_region_trim_locked(void);
 size_t hs_region_block_max(void);
 
 /* Blocks over this many bytes that the page heap serves get a mapping of
- * their own with transparent huge pages (core/page_heap.c: requests over
+ * their own, with transparent huge pages when HEAPSCOPE_HUGEPAGE_AFTER is
+ * not negative (core/page_grow.c, page_huge.c: requests over
  * HS_HEAP_CHUNK, 64 MiB). */
 #define HS_REGION_HUGE_MIN ((size_t)64 << 20)
 
 /* Does a sample of n bytes get transparent huge pages
  * (hs_pages_set_huge)?  Those an unsampled block of its size would get:
- * over hs_region_block_max() (it would be in the page heap) and over
- * HS_REGION_HUGE_MIN (in a huge-page mapping there).  Sampling a
- * 1.3 GiB buffer (GNU sort's) on the region's 4 KiB pages cost 11.5k
- * page faults against 128 with sampling off: 8 % of sort's time. */
+ * over hs_region_block_max() (it would be in the page heap), over
+ * HS_REGION_HUGE_MIN (in a mapping of its own there) and with
+ * HEAPSCOPE_HUGEPAGE_AFTER not negative (huge pages on; off by
+ * default, core/page_huge.c says why). */
 bool hs_region_wants_huge(size_t n);
 
 /* Pages of a block of n bytes (n <= hs_region_block_max()). */
