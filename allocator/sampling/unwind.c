@@ -29,7 +29,7 @@
  *
  * The cache is global, lock-free (a seqlock per entry; a writer that
  * loses a race just does not cache), allocation-free (static, 128 KiB of
- * BSS, touched as used).  An entry is keyed by the return address and the
+ * BSS, touched as used, a page per page of code seen).  An entry is keyed by the return address and the
  * identity of the object it lies in (its GNU build ID, found with the
  * lock-free _dl_find_object once per run of frames in one object): after
  * a dlclose, another object mapped at the same address has another build

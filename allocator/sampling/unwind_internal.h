@@ -61,11 +61,31 @@ extern struct centry hs_unwind_cache[1u << CACHE_BITS];
  * capture: a new layout of libheapscope's code did that to
  * bench/sampled_event's stack, and each miss re-ran the CFA interpreter
  * (~1,600 instructions), 6,800 instructions per sampled malloc + free
- * against 4,100. */
+ * against 4,100.
+ *
+ * The set is on the cache page (of CACHE_PAGE_SETS sets) that ip's
+ * 4 KiB page of code hashes to, at the place within it that ip hashes
+ * to: the return addresses of one page of code share one page of the
+ * cache, so a program whose sampled stacks cross a few pages of code
+ * makes a few pages of the cache resident, not all 32 (every address
+ * hashed over the whole cache: a one-thread program with a handful of
+ * stacks, glibc-simple of mimalloc-bench, had ~100 KiB of it resident).
+ * A page of code has room for 2 * CACHE_PAGE_SETS return addresses, and
+ * a program with many pages of code spreads over the whole cache as
+ * before. */
+#define CACHE_PAGE_BITS 6 /* sets per cache page: 4096 / (2 * 32) */
+#define CACHE_PAGE_SETS (1u << CACHE_PAGE_BITS)
+_Static_assert(2 * CACHE_PAGE_SETS * sizeof(struct centry) == 4096,
+	       "a cache page is a 4 KiB page");
+
 static inline struct centry *hs_unwind_set_of(uintptr_t ip)
 {
-	return &hs_unwind_cache[((ip * 0x9e3779b97f4a7c15ull) >>
-				 (64 - CACHE_BITS)) & ~(uint64_t)1];
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	const unsigned page_bits = CACHE_BITS - 1 - CACHE_PAGE_BITS;
+	uint64_t page = ((ip >> 12) * k) >> (64 - page_bits);
+	uint64_t set = (ip * k) >> (64 - CACHE_PAGE_BITS);
+
+	return &hs_unwind_cache[(page << CACHE_PAGE_BITS | set) << 1];
 }
 
 static inline int hs_unwind_entry_get(struct centry *e, uintptr_t ip,
