@@ -29,12 +29,13 @@
  *
  * The cache is global, lock-free (a seqlock per entry; a writer that
  * loses a race just does not cache), allocation-free (static, 128 KiB of
- * BSS, touched as used, a page per page of code seen).  An entry is keyed by the return address and the
- * identity of the object it lies in (its GNU build ID, found with the
- * lock-free _dl_find_object once per run of frames in one object): after
- * a dlclose, another object mapped at the same address has another build
- * ID and misses.  Objects without a build ID (other than the main
- * program) are not cached: stacks through them are libgcc's.
+ * BSS, touched as used, a page per page of code seen).  An entry is keyed
+ * by the return address and the identity of the object it lies in (its
+ * GNU build ID, found with the lock-free _dl_find_object once per run of
+ * frames in one object): after a dlclose, another object mapped at the
+ * same address has another build ID and misses.  Objects without a build
+ * ID (other than the main program) are not cached: stacks through them
+ * are libgcc's.
  *
  * Nothing here allocates; anything that does while we unwind (libgcc's
  * registered-frame sorting) is served unsampled (hs_sampling_busy).
