@@ -29,25 +29,18 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cc -O2 -Wall -Wextra -D_GNU_SOURCE -shared -fPIC -o "$TMP/alloc_reuse.so" \
 	"$ROOT/bench/alloc_reuse.c" -ldl -pthread
-LIBDIR=/usr/lib/x86_64-linux-gnu
+. "$ROOT/bench/lib.sh"
 printf '%-14s %12s %10s %14s %10s\n' allocator calloc_MB fresh_% all_MB other_thr_%
 IFS=, read -r -a list <<<"$ALLOCATORS"
 for a in "${list[@]}"; do
-	env=()
-	case $a in
-	heapscope) lib=$BUILD_DIR/allocator/libheapscope.so ;;
-	heapscope-off) lib=$BUILD_DIR/allocator/libheapscope.so; env=(HEAPSCOPE_SAMPLE_RATE=0) ;;
-	mimalloc) lib=$LIBDIR/libmimalloc.so.2 ;;
-	tcmalloc) lib=$LIBDIR/libtcmalloc_minimal.so.4 ;;
-	jemalloc) lib=$LIBDIR/libjemalloc.so.2 ;;
-	glibc) lib= ;;
-	*) echo "bench/alloc_reuse.sh: unknown allocator $a" >&2; exit 2 ;;
-	esac
+	bench_preload "$a" "$BUILD_DIR" ||
+		{ echo "bench/alloc_reuse.sh: unknown allocator $a" >&2; exit 2; }
+	lib=$PRELOAD_LIB env=(${PRELOAD_ENV[@]+"${PRELOAD_ENV[@]}"})
 	if [ -n "$lib" ] && [ ! -e "$lib" ]; then
 		echo "bench/alloc_reuse.sh: $a: $lib missing (scripts/build.sh, bench/bootstrap.sh)" >&2
 		continue
 	fi
-	env "${env[@]}" LD_PRELOAD="$TMP/alloc_reuse.so${lib:+ $lib}" "$@" \
+	env ${env[@]+"${env[@]}"} LD_PRELOAD="$TMP/alloc_reuse.so${lib:+ $lib}" "$@" \
 		>"$TMP/out" 2>"$TMP/err" || echo "bench/alloc_reuse.sh: $a: the command failed" >&2
 	line=$(grep '^alloc_reuse:' "$TMP/err" | tail -1)
 	# fields: 6 calloc bytes, 11 "(fresh %", 15 all bytes, 24 "(other-thread %"

@@ -14,6 +14,9 @@
 #   bench_run_one OPTS IN OUT TIMEOUT CMD... -> "wall rss status"
 #   bench_valgrind_env OPTS -> BENCH_ENV: an env(1) command line that gives
 #                              a command the allocator's environment
+#   bench_preload NAME DIR  -> PRELOAD_LIB (empty for glibc), PRELOAD_ENV
+#                              (VAR=VALUE words) of one allocator, heapscope's
+#                              from build directory DIR; 2 if NAME is unknown
 #
 # The caller has ROOT (the repository), BENCH ($ROOT/bench) and TMP (a fresh
 # working directory) set, and runs with `set -euo pipefail`.
@@ -149,4 +152,20 @@ bench_valgrind_env() {
 		esac
 	done
 	BENCH_ENV=(env "${unsets[@]}" "${sets[@]}")
+}
+
+# One allocator as a preload, for the scripts that run a command directly
+# (bench/alloc_reuse.sh, bench/rss_at_peak.sh).
+bench_preload() {
+	PRELOAD_LIB= PRELOAD_ENV=()
+	case $1 in
+	heapscope) PRELOAD_LIB=$2/allocator/libheapscope.so ;;
+	heapscope-off) PRELOAD_LIB=$2/allocator/libheapscope.so
+		PRELOAD_ENV=(HEAPSCOPE_SAMPLE_RATE=0) ;;
+	mimalloc) PRELOAD_LIB=$LIBDIR/libmimalloc.so.2 ;;
+	tcmalloc) PRELOAD_LIB=$LIBDIR/libtcmalloc_minimal.so.4 ;;
+	jemalloc) PRELOAD_LIB=$LIBDIR/libjemalloc.so.2 ;;
+	glibc) ;;
+	*) return 2 ;;
+	esac
 }

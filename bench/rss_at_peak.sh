@@ -37,31 +37,21 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cc -O2 -Wall -Wextra -D_GNU_SOURCE -shared -fPIC -o "$TMP/rss_at_peak.so" \
 	"$ROOT/bench/rss_at_peak.c" -ldl -pthread
-LIBDIR=/usr/lib/x86_64-linux-gnu
+. "$ROOT/bench/lib.sh"
 IFS=, read -r -a list <<<"$ALLOCATORS"
 for a in "${list[@]}"; do
-	case $a in
-	heapscope|heapscope-off) [ -e "$BUILD_DIR/allocator/libheapscope.so" ] ||
-		{ echo "bench/rss_at_peak.sh: no $BUILD_DIR/allocator/libheapscope.so (scripts/build.sh)" >&2; exit 2; } ;;
-	mimalloc) [ -e $LIBDIR/libmimalloc.so.2 ] || { echo "bench/rss_at_peak.sh: mimalloc not installed (bench/bootstrap.sh)" >&2; exit 2; } ;;
-	tcmalloc) [ -e $LIBDIR/libtcmalloc_minimal.so.4 ] || { echo "bench/rss_at_peak.sh: tcmalloc not installed (bench/bootstrap.sh)" >&2; exit 2; } ;;
-	jemalloc) [ -e $LIBDIR/libjemalloc.so.2 ] || { echo "bench/rss_at_peak.sh: jemalloc not installed (bench/bootstrap.sh)" >&2; exit 2; } ;;
-	glibc) ;;
-	*) echo "bench/rss_at_peak.sh: unknown allocator $a" >&2; exit 2 ;;
-	esac
+	bench_preload "$a" "$BUILD_DIR" ||
+		{ echo "bench/rss_at_peak.sh: unknown allocator $a" >&2; exit 2; }
+	[ -z "$PRELOAD_LIB" ] || [ -e "$PRELOAD_LIB" ] ||
+		{ echo "bench/rss_at_peak.sh: $a: $PRELOAD_LIB missing (scripts/build.sh, bench/bootstrap.sh)" >&2; exit 2; }
 done
 
 # run ALLOCATOR K: one run; the report of its largest process in $TMP/$a.$k
 run() {
-	local a=$1 k=$2 lib= env=()
+	local a=$1 k=$2 lib env
 	shift 2
-	case $a in
-	heapscope) lib=$BUILD_DIR/allocator/libheapscope.so ;;
-	heapscope-off) lib=$BUILD_DIR/allocator/libheapscope.so; env=(HEAPSCOPE_SAMPLE_RATE=0) ;;
-	mimalloc) lib=$LIBDIR/libmimalloc.so.2 ;;
-	tcmalloc) lib=$LIBDIR/libtcmalloc_minimal.so.4 ;;
-	jemalloc) lib=$LIBDIR/libjemalloc.so.2 ;;
-	esac
+	bench_preload "$a" "$BUILD_DIR"
+	lib=$PRELOAD_LIB env=(${PRELOAD_ENV[@]+"${PRELOAD_ENV[@]}"})
 	mkdir -p "$TMP/out.$a.$k"
 	env ${env[@]+"${env[@]}"} RSS_AT_PEAK_OUT="$TMP/out.$a.$k/p" \
 		LD_PRELOAD="${lib:+$lib }$TMP/rss_at_peak.so" "$@" >/dev/null ||
