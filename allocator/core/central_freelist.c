@@ -61,7 +61,8 @@ _Static_assert(NSH - 1 <= HS_PM_SHARD_MASK, "a shard fits in an entry");
  * KEEP_EMPTY_BYTES never (the classes over 4 KiB a thread takes once go
  * back to the page heap whole, thread_cache.c ONCE_BYTES: gcc held
  * 1.7 MiB of such blocks at its peak); malloc_trim gives them back
- * (hs_central_drain). */
+ * (hs_central_drain), and so does the exit of the shard's last live
+ * thread (hs_central_shard_vacated). */
 #ifndef KEEP_EMPTY
 #define KEEP_EMPTY 1u
 #endif
@@ -546,38 +547,48 @@ static void release_kept(unsigned sh, unsigned cls)
 	hs_stat_add(HS_STAT_central_free_bytes, -n * used);
 }
 
+/* Shard sh's transfer-cache batches back to their spans, then its kept
+ * empty spans (which the batches may have added to) to the page heap. */
+static void drain_shard(unsigned sh)
+{
+	for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
+		if (!tc_is_used(sh, cls))
+			continue;
+		central_t *c = &centrals[sh][cls];
+		int n = hs_classes[cls].batch;
+		for (;;) {
+			void *head = NULL;
+			hs_spin_lock(&c->lock);
+			if (c->tc_n) {
+				c->tc_n--;
+				head = c->tc[2 * c->tc_n];
+			}
+			hs_spin_unlock(&c->lock);
+			if (!head)
+				break;
+			/* counted as central free already */
+			hs_stat_add(HS_STAT_central_free_bytes,
+				    -(int64_t)n * hs_classes[cls].size);
+			hs_central_insert_chain(cls, head, n);
+		}
+	}
+	for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
+		if (has_class(empty_used[sh], cls))
+			release_kept(sh, cls);
+}
+
 void hs_central_drain(void)
 {
 	unsigned ns = hs_central_nshards();
-	for (unsigned sh = 0; sh < ns; sh++) {
-		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
-			if (!tc_is_used(sh, cls))
-				continue;
-			central_t *c = &centrals[sh][cls];
-			int n = hs_classes[cls].batch;
-			for (;;) {
-				void *head = NULL;
-				hs_spin_lock(&c->lock);
-				if (c->tc_n) {
-					c->tc_n--;
-					head = c->tc[2 * c->tc_n];
-				}
-				hs_spin_unlock(&c->lock);
-				if (!head)
-					break;
-				/* counted as central free already */
-				hs_stat_add(HS_STAT_central_free_bytes,
-					    -(int64_t)n * hs_classes[cls].size);
-				hs_central_insert_chain(cls, head, n);
-			}
-		}
-	}
-	/* after the batches: they may have emptied spans */
 	for (unsigned sh = 0; sh < ns; sh++)
-		for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
-			if (has_class(empty_used[sh], cls))
-				release_kept(sh, cls);
+		drain_shard(sh);
 	give_back_slots(ns);
+}
+
+void hs_central_shard_vacated(unsigned sh)
+{
+	if (sh < hs_central_nshards())
+		drain_shard(sh);
 }
 
 bool hs_central_occupancy(const void *obj, struct hs_span_occupancy *o)

@@ -25,9 +25,10 @@
 #define HS_CENTRAL_MAX_SHARDS 16
 
 /* A shard for a thread whose cache is being activated (fewest live
- * threads, lowest index on ties); hs_central_shard_put when it exits. */
+ * threads, lowest index on ties); hs_central_shard_put when it exits,
+ * true when that left the shard with no live thread. */
 unsigned hs_central_shard_get(void);
-void hs_central_shard_put(unsigned shard);
+bool hs_central_shard_put(unsigned shard);
 /* Shards in use (fixed once first computed; core/central_shard.c). */
 unsigned hs_central_nshards(void);
 /* fork child: every shard's thread count back to 0. */
@@ -70,6 +71,12 @@ bool hs_central_tc_full(unsigned cls, const void *obj);
 /* Gives every batch held in transfer caches back to its spans
  * (malloc_trim).  Thread-safe. */
 void hs_central_drain(void);
+/* Shard sh has no live thread (its last one exited, its cache flushed):
+ * its transfer-cache batches go back to their spans and its kept empty
+ * spans (KEEP_EMPTY) to the page heap, where any shard and class can
+ * take them; no thread of sh would carve them soon.  Thread-safe (a
+ * thread may take sh meanwhile: it only refills from the page heap). */
+void hs_central_shard_vacated(unsigned sh);
 
 /* Checker for tests: every listed span belongs to its class, is in use,
  * maps to itself and has a free or uncarved object.  1 if consistent. */

@@ -57,16 +57,17 @@ unsigned hs_central_shard_get(void)
 	return best;
 }
 
-void hs_central_shard_put(unsigned shard)
+bool hs_central_shard_put(unsigned shard)
 {
 	if (shard >= NSH)
-		return;
+		return false;
 	/* saturating: a fork child starts again from zero counts */
 	unsigned c = __atomic_load_n(&shard_threads[shard], __ATOMIC_RELAXED);
 	while (c && !__atomic_compare_exchange_n(&shard_threads[shard], &c,
 						 c - 1, true, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 		;
+	return c == 1;
 }
 
 void hs_central_shard_reinit(void)

@@ -387,9 +387,11 @@ void hs_tc_thread_exit(void *arg)
 	 * allocates and frees without a cache */
 	hs_thread.tc = (hs_tcache_t *)&hs_tc_dead;
 	hs_thread.shard_bits = 0;
-	hs_central_shard_put(tc->shard);
+	bool vacated = hs_central_shard_put(tc->shard);
 	tc->state = HS_TC_DEAD;
 	flush_all(tc);
+	if (vacated)
+		hs_central_shard_vacated(tc->shard);
 	/* every central list, now that this thread's objects are back */
 	hs_assert_expensive(hs_central_is_valid());
 	cache_put(tc);
