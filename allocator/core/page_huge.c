@@ -9,8 +9,8 @@
  * In THP's "madvise" mode (the default of Debian's kernels) only such
  * ranges get 2 MiB pages: a big heap then takes one fault per 2 MiB
  * instead of 512 and its TLB reach grows 512-fold (xmllint on a 22 MB
- * document: 47.6k minor faults -> 3k).  A small heap never gets them, so its footprint is not
- * rounded up to 2 MiB.
+ * document: 47.6k minor faults -> 3k).  A small heap never gets them,
+ * so its footprint is not rounded up to 2 MiB.
  *
  * Off by default (HEAPSCOPE_HUGEPAGE_AFTER -1): on this project's test
  * machines (Firecracker VMs with free page reporting,
