@@ -15,7 +15,8 @@
 # snapshot (with near in cooldown, the next wake-up would rightly take
 # far).  Every cgroup is removed on exit (trap); clean page cache is all
 # the pressure cgroup overflows, and the test checks that no OOM killer
-# touched near or far (oom_kill 0 in their cgroups, both alive).  Exit 77 = skip, a failure when CI=true.
+# touched near or far (oom_kill 0 in their cgroups, both alive).
+# Exit 77 = skip, a failure when CI=true.
 set -u
 HEAPSCOPE=$1 LIB=$2 NEAR=$3 FAR=$4
 . "$(dirname "$0")/lib.sh"
