@@ -8,14 +8,14 @@
  * allocates 3 spans' worth of objects of one class and frees every other
  * one: its spans are left half full.  Then the main thread, which never
  * had an object of that class, allocates half as many as were freed:
- *  - vacated: the thread has exited (its shard has no live thread); every
- *    object main gets lies in one of the thread's spans, the bytes of
- *    small spans do not grow, and those spans' pagemap entries carry
- *    main's shard;
- *  - idle: the thread is alive but has not refilled for 50 ms, over the
- *    10 ms (at most 14 on the coarse clock) after which a shard whose
- *    refill count stands still is idle (hs_central_shards_idle looked
- *    once before the wait): the same;
+ *  - vacated: the thread has exited (its shard has no live thread) 50 ms
+ *    ago, over the 10 ms (at most 14 on the coarse clock) after which a
+ *    shard whose refill count stands still is idle
+ *    (hs_central_shards_idle looked once before the wait); every object
+ *    main gets lies in one of the thread's spans, the bytes of small
+ *    spans do not grow, and those spans' pagemap entries carry main's
+ *    shard;
+ *  - idle: the thread is alive but has not refilled for 50 ms: the same;
  *  - active: the thread refilled after that look and main asks for one
  *    object (one refill, one look, which sees the count moved): the
  *    thread's spans stay where they are, main's object comes from a new
@@ -106,11 +106,12 @@ static unsigned run(size_t sz, int mode, unsigned *n, int64_t *grew,
 		(void)hs_central_shards_idle(); /* the last look */
 		pthread_barrier_wait(&go);
 		pthread_barrier_wait(&freed);
-		if (mode == 1)
-			usleep(50 * 1000);
 	} else {
 		assert_int_equal(pthread_join(t, NULL), 0);
+		(void)hs_central_shards_idle();
 	}
+	if (mode != 2)
+		usleep(50 * 1000);
 	*main_shard = current_shard();
 	assert_int_not_equal(child_shard, *main_shard);
 	*n = mode == 2 ? 1 : nobjs / 4; /* half of those freed */

@@ -255,7 +255,7 @@ static void drain_class(unsigned sh, unsigned cls);
  * Adoption: shard `shard` found no span of class cls with free objects.
  * Before it takes new spans from the page heap it takes partial spans
  * (up to ADOPT_MAX, until they hold `want` free objects) from shards
- * with no live thread or no refill lately (hs_central_shards_idle),
+ * with no refill for 10 ms (hs_central_shards_idle),
  * their transfer-cache batches given back to the spans first.  Without
  * it, a shard's free objects wait for a thread of that shard: larson's
  * threads exit and new ones take the least loaded shard, so each

@@ -37,9 +37,9 @@ unsigned hs_central_nshards(void);
 void hs_central_shard_refilled(unsigned shard);
 /* Shards a thread that found no span with free objects in its own may
  * take partial spans from (hs_central_remove_range): the set (bit sh)
- * of shards handed out that have no live thread, or whose refill count
- * the calls (by any thread) have seen unchanged for 10 ms or more (a
- * coarse clock: 6-14 ms).  Racy by design: a shard taken for idle that
+ * of shards handed out whose refill count the calls (by any thread)
+ * have seen unchanged for 10 ms or more (a coarse clock: 6-14 ms),
+ * whether or not they have live threads.  Racy by design: a shard taken for idle that
  * is not costs its threads a refill from elsewhere, never correctness.
  * Thread-safe, lock-free. */
 uint32_t hs_central_shards_idle(void);
