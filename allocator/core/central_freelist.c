@@ -249,6 +249,66 @@ static int take_objects(hs_span_t *s, size_t size, int want, void **chain,
 	return got;
 }
 
+static void drain_class(unsigned sh, unsigned cls);
+
+/*
+ * Adoption: shard `shard` found no span of class cls with free objects.
+ * Before it takes new spans from the page heap it takes partial spans
+ * (up to ADOPT_MAX, until they hold `want` free objects) from shards
+ * with no refill for 10 ms (hs_central_shards_idle),
+ * their transfer-cache batches given back to the spans first.  Without
+ * it, a shard's free objects wait for a thread of that shard: larson's
+ * threads exit and new ones take the least loaded shard, so each
+ * generation carved new spans while the last one's partial spans sat
+ * on shards nobody refilled from (larsonN-sized: central free bytes at
+ * the peak 10.5 MiB, 3.4 MiB with adoption; bench/README.md).  Kept
+ * empty spans stay (hs_central_shard_vacated gives those back).  A span
+ * changes shard under both class locks, lower shard first (the order
+ * of give_back_slots and fork's); its pagemap entries get the new shard
+ * bits, so frees of its objects go to its new shard (a free that read
+ * the old bits finds the span's shard changed under the lock and takes
+ * the new one: hs_central_insert_chain).  Called without c's lock.
+ * True if a span moved.
+ */
+#define ADOPT_MAX 16
+static bool adopt(unsigned cls, unsigned shard, int want)
+{
+	uint32_t idle = hs_central_shards_idle() & ~(1u << shard);
+	central_t *c = &centrals[shard][cls];
+	const hs_class_info_t *ci = &hs_classes[cls];
+	int64_t need = want;
+	bool moved = false;
+	while (idle && need > 0) {
+		unsigned sh = (unsigned)__builtin_ctz(idle);
+		idle &= idle - 1;
+		central_t *o = &centrals[sh][cls];
+		/* racy peeks: nothing to take costs no lock */
+		if (__atomic_load_n(&o->tc_n, __ATOMIC_RELAXED))
+			drain_class(sh, cls);
+		if (!__atomic_load_n(&o->nonempty, __ATOMIC_RELAXED))
+			continue;
+		central_t *first = sh < shard ? o : c;
+		hs_spin_lock(&first->lock);
+		hs_spin_lock(&(first == o ? c : o)->lock);
+		hs_span_t *s = o->nonempty, *next;
+		for (unsigned k = 0; s && k < ADOPT_MAX && need > 0; s = next) {
+			next = s->next;
+			if (is_kept_empty(s))
+				continue;
+			unlink_span(o, s);
+			s->shard = (uint8_t)shard;
+			hs_pagemap_set_class(s, cls);
+			link_span(c, s);
+			need -= (int64_t)(ci->objects - s->allocated);
+			k++;
+			moved = true;
+		}
+		hs_spin_unlock(&(first == o ? c : o)->lock);
+		hs_spin_unlock(&first->lock);
+	}
+	return moved;
+}
+
 int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			    void **tail, int n)
 {
@@ -258,6 +318,8 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	const size_t size = hs_classes[cls].size;
 	void *chain = NULL, *last = NULL;
 	int got = 0;
+	bool adopted = false;
+	hs_central_shard_refilled(shard);
 	hs_spin_lock(&c->lock);
 	/* whole batches, one link each; a short request (a thread's first
 	 * refill of the class) takes one rather than carve a new span */
@@ -272,13 +334,22 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	while (got < n) {
 		hs_span_t *s = c->nonempty;
 		if (!s) {
+			/* once a call: partial spans of idle shards first */
+			hs_spin_unlock(&c->lock);
+			if (!adopted) {
+				adopted = true;
+				bool moved = adopt(cls, shard, n - got);
+				hs_spin_lock(&c->lock);
+				if (moved)
+					continue;
+				hs_spin_unlock(&c->lock);
+			}
 			/* as many spans as the rest of the request needs, so
 			 * each is carved from below (none on the list with
 			 * nothing out) */
 			hs_span_t *fresh[NEW_MAX];
 			const uint32_t per = hs_classes[cls].objects;
 			size_t k = ((size_t)(n - got) + per - 1) / per;
-			hs_spin_unlock(&c->lock);
 			k = new_spans(cls, shard, fresh, k);
 			hs_spin_lock(&c->lock);
 			if (!k)
@@ -363,8 +434,10 @@ void hs_central_insert_chain(unsigned cls, void *head, int n)
 		void *rest = NULL, *obj = head;
 		int nrest = 0, i = 0;
 		while (i < n) {
-			/* a span's start, length and shard are fixed while
-			 * it has objects out */
+			/* a span's start and length are fixed while it has
+			 * objects out; its shard changes only under its old
+			 * and new shards' locks (adopt), so it is read again
+			 * below under the lock taken */
 			hs_span_t *s = hs_pagemap_lookup(obj);
 			const uintptr_t lo = (uintptr_t)hs_span_addr(s);
 			const uintptr_t len = hs_span_bytes(s);
@@ -468,7 +541,7 @@ bool hs_central_tc_full(unsigned cls, const void *obj)
  * arrays (up to 2 KiB per class and shard, ~40 KiB for a thread that used
  * every small class), which read back as zero and fault in again on the
  * next batch kept.  Every class with slots is locked (ascending, as
- * fork's prepare does; no other path holds two class locks), then the
+ * fork's prepare does; adopt's two locks come in the same order), then the
  * metadata lock; if tc_used is still what was locked, every slot array
  * is behind a lock held here, and no page of theirs holds other
  * metadata (hs_meta_alloc).  Nothing is given back if a cache holds a
@@ -547,31 +620,36 @@ static void release_kept(unsigned sh, unsigned cls)
 	hs_stat_add(HS_STAT_central_free_bytes, -n * used);
 }
 
+/* The transfer-cache batches of (shard sh, class cls) back to their
+ * spans. */
+static void drain_class(unsigned sh, unsigned cls)
+{
+	central_t *c = &centrals[sh][cls];
+	int n = hs_classes[cls].batch;
+	for (;;) {
+		void *head = NULL;
+		hs_spin_lock(&c->lock);
+		if (c->tc_n) {
+			c->tc_n--;
+			head = c->tc[2 * c->tc_n];
+		}
+		hs_spin_unlock(&c->lock);
+		if (!head)
+			break;
+		/* counted as central free already */
+		hs_stat_add(HS_STAT_central_free_bytes,
+			    -(int64_t)n * hs_classes[cls].size);
+		hs_central_insert_chain(cls, head, n);
+	}
+}
+
 /* Shard sh's transfer-cache batches back to their spans, then its kept
  * empty spans (which the batches may have added to) to the page heap. */
 static void drain_shard(unsigned sh)
 {
-	for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++) {
-		if (!tc_is_used(sh, cls))
-			continue;
-		central_t *c = &centrals[sh][cls];
-		int n = hs_classes[cls].batch;
-		for (;;) {
-			void *head = NULL;
-			hs_spin_lock(&c->lock);
-			if (c->tc_n) {
-				c->tc_n--;
-				head = c->tc[2 * c->tc_n];
-			}
-			hs_spin_unlock(&c->lock);
-			if (!head)
-				break;
-			/* counted as central free already */
-			hs_stat_add(HS_STAT_central_free_bytes,
-				    -(int64_t)n * hs_classes[cls].size);
-			hs_central_insert_chain(cls, head, n);
-		}
-	}
+	for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
+		if (tc_is_used(sh, cls))
+			drain_class(sh, cls);
 	for (unsigned cls = 1; cls < HS_NUM_CLASSES; cls++)
 		if (has_class(empty_used[sh], cls))
 			release_kept(sh, cls);
@@ -671,8 +749,9 @@ const void *hs_central_shard_mem(unsigned shard, size_t *bytes)
 }
 
 /* fork: every shard that can be in use (nshards is fixed from here on),
- * classes ascending within a shard.  No code path holds two central
- * locks, so any fixed order is deadlock-free. */
+ * classes ascending within a shard: the order of give_back_slots; adopt
+ * holds two locks of one class, the lower shard's first, which is the
+ * same order. */
 void hs_central_lock_all(void)
 {
 	unsigned ns = hs_central_nshards();

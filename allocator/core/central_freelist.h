@@ -19,6 +19,7 @@
 #define HS_CENTRAL_FREELIST_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/size_class.h"
 
@@ -31,6 +32,17 @@ unsigned hs_central_shard_get(void);
 bool hs_central_shard_put(unsigned shard);
 /* Shards in use (fixed once first computed; core/central_shard.c). */
 unsigned hs_central_nshards(void);
+/* A refill of shard `shard` (hs_central_remove_range): marks it active.
+ * Thread-safe, lock-free; counts may be lost, never stand still. */
+void hs_central_shard_refilled(unsigned shard);
+/* Shards a thread that found no span with free objects in its own may
+ * take partial spans from (hs_central_remove_range): the set (bit sh)
+ * of shards handed out whose refill count the calls (by any thread)
+ * have seen unchanged for 10 ms or more (a coarse clock: 6-14 ms),
+ * whether or not they have live threads.  Racy by design: a shard taken for idle that
+ * is not costs its threads a refill from elsewhere, never correctness.
+ * Thread-safe, lock-free. */
+uint32_t hs_central_shards_idle(void);
 /* fork child: every shard's thread count back to 0. */
 void hs_central_shard_reinit(void);
 

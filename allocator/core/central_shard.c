@@ -7,7 +7,9 @@
  */
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 
+#include "base/clock.h"
 #include "base/hs_common.h"
 #include "core/central_freelist.h"
 
@@ -19,6 +21,27 @@
 static unsigned nshards;
 /* Live threads per shard (activated caches not yet exited). */
 static unsigned shard_threads[NSH];
+/* Shards ever handed out, a bit each (only set). */
+static uint32_t shard_used;
+_Static_assert(NSH <= 32, "a shard set fits in a word");
+
+/* Refills of each shard (hs_central_shard_refilled), a line each: its
+ * threads write it, no other shard's. */
+static struct {
+	uint64_t refills;
+} __attribute__((aligned(64))) activity[NSH];
+/* The count hs_central_shards_idle last saw of each shard and when it
+ * first saw that count (coarse ms), written only there. */
+static struct {
+	uint64_t refills;
+	uint32_t since;
+} seen[NSH];
+/* A shard is idle after this long with no refill: its threads sleep or
+ * live off their caches, or it has none and no new thread took it (a
+ * shard whose last thread just exited is, for a thread that starts
+ * soon, the shard with the fewest threads: thread_churn took 4-6 % longer
+ * when other threads emptied it at once, bench/README.md). */
+#define IDLE_MS 10u
 
 unsigned hs_central_nshards(void)
 {
@@ -54,6 +77,8 @@ unsigned hs_central_shard_get(void)
 		}
 	}
 	__atomic_fetch_add(&shard_threads[best], 1, __ATOMIC_RELAXED);
+	if (!(__atomic_load_n(&shard_used, __ATOMIC_RELAXED) >> best & 1))
+		__atomic_fetch_or(&shard_used, 1u << best, __ATOMIC_RELAXED);
 	return best;
 }
 
@@ -68,6 +93,38 @@ bool hs_central_shard_put(unsigned shard)
 						 __ATOMIC_RELAXED))
 		;
 	return c == 1;
+}
+
+void hs_central_shard_refilled(unsigned shard)
+{
+	/* a load and a store, not a locked add: two threads of the shard
+	 * may lose one count, the count still moves */
+	uint64_t *r = &activity[shard].refills;
+	__atomic_store_n(r, __atomic_load_n(r, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+uint32_t hs_central_shards_idle(void)
+{
+	uint32_t used = __atomic_load_n(&shard_used, __ATOMIC_RELAXED);
+	uint32_t idle = 0, now = hs_clock_coarse_ms();
+	for (unsigned sh = 0; sh < NSH; sh++) {
+		if (!(used >> sh & 1))
+			continue;
+		/* two lookers may tear the pair: one wrong answer, racy
+		 * by design (central_freelist.h) */
+		uint64_t r = __atomic_load_n(&activity[sh].refills,
+					     __ATOMIC_RELAXED);
+		if (__atomic_load_n(&seen[sh].refills, __ATOMIC_RELAXED) != r) {
+			__atomic_store_n(&seen[sh].refills, r, __ATOMIC_RELAXED);
+			__atomic_store_n(&seen[sh].since, now, __ATOMIC_RELAXED);
+		} else if (now - __atomic_load_n(&seen[sh].since,
+						 __ATOMIC_RELAXED) >=
+			   IDLE_MS) {
+			idle |= 1u << sh;
+		}
+	}
+	return idle;
 }
 
 void hs_central_shard_reinit(void)
