@@ -38,18 +38,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -ge 2 ] || { echo "$0: give at least two configurations (see --help)" >&2; exit 2; }
-NAMES=() LIBS=() ENVS=()
-for c in "$@"; do
-	[[ $c == *=* ]] || { echo "$0: bad configuration '$c' (NAME=LIB[,VAR=VALUE...])" >&2; exit 2; }
-	name=${c%%=*} rest=${c#*=}
-	lib=${rest%%,*} vars=
-	[[ $rest == *,* ]] && vars=${rest#*,}
-	if [ "$lib" != none ]; then
-		[ -r "$lib" ] || { echo "$0: $name: cannot read $lib" >&2; exit 2; }
-		lib=$(realpath "$lib")
-	fi
-	NAMES+=("$name") LIBS+=("$lib") ENVS+=("${vars//,/ }")
-done
+. "$ROOT/bench/lib.sh"
+bench_ab_configs "$0" "$@"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 if [ -z "$IN" ]; then

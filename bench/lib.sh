@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # bench/lib.sh: what the benchmark scripts share (sourced, not run):
 # bench/run.sh (synthetic workloads), bench/mimalloc_bench.sh (the field's
-# suite) and bench/real_programs.sh (unmodified Debian programs).
+# suite), bench/real_programs.sh (unmodified Debian programs) and the A/B
+# scripts (bench/ab_*.sh).
 #
 #   ROOT=... BENCH=... TMP=... ; . "$BENCH/lib.sh"
 #   bench_build_heapscope   -> HS_LIB (the library to preload), HS_STATE ("ok"
@@ -17,6 +18,11 @@
 #   bench_preload NAME DIR  -> PRELOAD_LIB (empty for glibc), PRELOAD_ENV
 #                              (VAR=VALUE words) of one allocator, heapscope's
 #                              from build directory DIR; 2 if NAME is unknown
+#   bench_mb_programs SUITE P DUR -> MB_PROGRAMS: mimalloc-bench's command
+#                              lines as bench.sh runs them
+#   bench_mb_metric KIND OUT WALL -> the figure bench.sh records (seconds)
+#   bench_ab_configs PROG CONFIG... -> NAMES, LIBS, ENVS of NAME=LIB[,V=X]
+#                              configurations (the A/B scripts)
 #
 # The caller has ROOT (the repository), BENCH ($ROOT/bench) and TMP (a fresh
 # working directory) set, and runs with `set -euo pipefail`.
@@ -168,4 +174,78 @@ bench_preload() {
 	glibc) ;;
 	*) return 2 ;;
 	esac
+}
+
+# mimalloc-bench's programs as bench.sh runs them (used by
+# bench/mimalloc_bench.sh and bench/ab_mimalloc_bench.sh): sets MB_PROGRAMS,
+# one "name|binary|arguments|metric|threads|flags" each, for sources SUITE,
+# bench.sh's procs P and the throughput programs' duration DUR (s).  flags:
+# "extra" (only with --programs all or by name), "multi" (skipped at 1
+# thread, as bench.sh does).  The metric is what bench.sh records: wall
+# time, or for larson, rptest, xmalloc-test and glibc-thread a relative time
+# made from the program's own throughput figure (bench_mb_metric).
+bench_mb_programs() {
+	local suite=$1 p=$2 dur=$3 at_n=$(($2 > 16 ? 16 : $2))
+	MB_PROGRAMS=(
+		"cfrac|cfrac|17545186520507317056371138836327483792789528|wall|1"
+		"espresso|espresso|$suite/espresso/largest.espresso|wall|1"
+		"larsonN-sized|larson-sized|$dur 8 1000 5000 100 4141 $p|larson|$p"
+		"mstressN|mstress|$p 50 25|wall|$p"
+		"rptestN|rptest|$p 0 1 2 500 1000 100 8 16000|rptest|$p"
+		"alloc-test1|alloc-test|1|wall|1"
+		"alloc-testN|alloc-test|$at_n|wall|$at_n|multi"
+		"xmalloc-testN|xmalloc-test|-w $p -t $dur -s 64|xmalloc|$p"
+		"cache-scratch1|cache-scratch|1 1000 1 2000000 $p|wall|1"
+		"cache-scratchN|cache-scratch|$p 1000 1 2000000 $p|wall|$p|multi"
+		"glibc-simple|glibc-simple||wall|1"
+		"glibc-thread|glibc-thread|$p|glibc-thread|$p"
+		"malloc-large|malloc-large||wall|1"
+		"larsonN|larson|$dur 8 1000 5000 100 4141 $p|larson|$p|extra"
+		"cache-thrash1|cache-thrash|1 1000 1 2000000 $p|wall|1|extra"
+		"cache-thrashN|cache-thrash|$p 1000 1 2000000 $p|wall|$p|extra,multi"
+	)
+}
+
+# bench_mb_metric KIND STDOUT WALL: the figure bench.sh records for a
+# program of metric KIND (bench_mb_programs), in seconds; "nan" when the
+# output has none.
+bench_mb_metric() {
+	local v
+	case $1 in
+	wall) echo "$3" ;;
+	larson) # "... relative time: 23.030s."
+		v=$(sed -n 's/.* time: \([0-9.]*\).*/\1/p' "$2" | head -1)
+		echo "${v:-nan}" ;;
+	rptest) # "...3205653 memory ops/CPU second": 2000000 / ops
+		v=$(sed -n 's/.*\.\.\.\([0-9]*\) memory ops.*/\1/p' "$2" | head -1)
+		awk -v o="${v:-0}" 'BEGIN { if (o > 0) printf "%.4f\n", 2000000 / o; else print "nan" }' ;;
+	xmalloc) # "rtime: 4.866, free/sec: 20.551 M"
+		v=$(sed -n 's/rtime: \([0-9.]*\).*/\1/p' "$2" | head -1)
+		echo "${v:-nan}" ;;
+	glibc-thread) # "31521520 iterations": 1e9 / iterations
+		v=$(sed -n 's/^\([0-9.]*\).*/\1/p' "$2" | head -1)
+		awk -v o="${v:-0}" 'BEGIN { if (o > 0) printf "%.4f\n", 1e9 / o; else print "nan" }' ;;
+	*) echo nan ;;
+	esac
+}
+
+# bench_ab_configs PROG CONFIG...: the A/B scripts' configurations,
+# NAME=LIB[,VAR=VALUE...] each (LIB preloaded with the variables set; "none"
+# is the C library's malloc), into NAMES, LIBS (absolute) and ENVS (the
+# variables, space-separated).  Exits 2 with a message on a bad one.
+bench_ab_configs() {
+	local prog=$1 c name rest lib vars
+	shift
+	NAMES=() LIBS=() ENVS=()
+	for c in "$@"; do
+		[[ $c == *=* ]] || { echo "$prog: bad configuration '$c' (NAME=LIB[,VAR=VALUE...])" >&2; exit 2; }
+		name=${c%%=*} rest=${c#*=}
+		lib=${rest%%,*} vars=
+		[[ $rest == *,* ]] && vars=${rest#*,}
+		if [ "$lib" != none ]; then
+			[ -r "$lib" ] || { echo "$prog: $name: cannot read $lib" >&2; exit 2; }
+			lib=$(realpath "$lib")
+		fi
+		NAMES+=("$name") LIBS+=("$lib") ENVS+=("${vars//,/ }")
+	done
 }

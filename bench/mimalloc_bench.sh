@@ -162,31 +162,11 @@ for p in "${pids[@]}"; do
 done
 
 # ---- phase 3: what runs --------------------------------------------------------------
-# name|binary|arguments|metric|threads|flags ("extra": only with --programs
-# all or by name; "multi": skipped at 1 thread, as bench.sh does). The command lines are bench.sh's (procs =
-# $PROCS); the metric is what bench.sh records: wall time, or for larson,
-# rptest, xmalloc-test and glibc-thread a relative time made from the
-# program's own throughput figure (see metric() below).
+# bench.sh's command lines at procs = $PROCS, and its metric (bench/lib.sh
+# bench_mb_programs, bench_mb_metric).
 P=$PROCS
-AT_N=$((P > 16 ? 16 : P))
-PROGRAMS=(
-	"cfrac|cfrac|17545186520507317056371138836327483792789528|wall|1"
-	"espresso|espresso|$SUITE/espresso/largest.espresso|wall|1"
-	"larsonN-sized|larson-sized|$DUR 8 1000 5000 100 4141 $P|larson|$P"
-	"mstressN|mstress|$P 50 25|wall|$P"
-	"rptestN|rptest|$P 0 1 2 500 1000 100 8 16000|rptest|$P"
-	"alloc-test1|alloc-test|1|wall|1"
-	"alloc-testN|alloc-test|$AT_N|wall|$AT_N|multi"
-	"xmalloc-testN|xmalloc-test|-w $P -t $DUR -s 64|xmalloc|$P"
-	"cache-scratch1|cache-scratch|1 1000 1 2000000 $P|wall|1"
-	"cache-scratchN|cache-scratch|$P 1000 1 2000000 $P|wall|$P|multi"
-	"glibc-simple|glibc-simple||wall|1"
-	"glibc-thread|glibc-thread|$P|glibc-thread|$P"
-	"malloc-large|malloc-large||wall|1"
-	"larsonN|larson|$DUR 8 1000 5000 100 4141 $P|larson|$P|extra"
-	"cache-thrash1|cache-thrash|1 1000 1 2000000 $P|wall|1|extra"
-	"cache-thrashN|cache-thrash|$P 1000 1 2000000 $P|wall|$P|extra,multi"
-)
+bench_mb_programs "$SUITE" "$P" "$DUR"
+PROGRAMS=("${MB_PROGRAMS[@]}")
 # bench.sh's "allt" tests (and the rest) that cannot run from this checkout.
 NOTES=$TMP/notes.txt
 {
@@ -213,25 +193,7 @@ done
 PROGRAMS=("${sel[@]}")
 [ ${#PROGRAMS[@]} -gt 0 ] || { echo "bench/mimalloc_bench.sh: no program to run" >&2; exit 2; }
 
-# metric KIND STDOUT WALL: the figure bench.sh records, in seconds.
-metric() {
-	local v
-	case $1 in
-	wall) echo "$3" ;;
-	larson) # "... relative time: 23.030s."
-		v=$(sed -n 's/.* time: \([0-9.]*\).*/\1/p' "$2" | head -1)
-		echo "${v:-nan}" ;;
-	rptest) # "...3205653 memory ops/CPU second": 2000000 / ops
-		v=$(sed -n 's/.*\.\.\.\([0-9]*\) memory ops.*/\1/p' "$2" | head -1)
-		awk -v o="${v:-0}" 'BEGIN { if (o > 0) printf "%.4f\n", 2000000 / o; else print "nan" }' ;;
-	xmalloc) # "rtime: 4.866, free/sec: 20.551 M"
-		v=$(sed -n 's/rtime: \([0-9.]*\).*/\1/p' "$2" | head -1)
-		echo "${v:-nan}" ;;
-	glibc-thread) # "31521520 iterations": 1e9 / iterations
-		v=$(sed -n 's/^\([0-9.]*\).*/\1/p' "$2" | head -1)
-		awk -v o="${v:-0}" 'BEGIN { if (o > 0) printf "%.4f\n", 1e9 / o; else print "nan" }' ;;
-	esac
-}
+metric() { bench_mb_metric "$@"; } # bench/lib.sh
 
 # ---- phase 4: metadata ------------------------------------------------------------
 {

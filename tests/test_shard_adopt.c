@@ -41,13 +41,13 @@
 
 #define NMAX 4096
 
-static size_t size;		 /* the class's object size */
-static void *objs[NMAX];	 /* the thread's objects, odd ones freed */
+static size_t size;	 /* the class's object size */
+static void *objs[NMAX]; /* the thread's objects, odd ones freed */
 static unsigned nobjs;
 static unsigned child_shard;
-static int stay;		 /* 0: exit; 1: wait; 2: refill, then wait */
+static int stay; /* 0: exit; 1: wait; 2: refill, then wait */
 static pthread_barrier_t freed, go;
-static void *extra;		 /* the refill of `active` */
+static void *extra; /* the refill of `active` */
 
 static unsigned current_shard(void)
 {

@@ -9,11 +9,13 @@
  * Shards keep threads that run at the same time off each other's spans:
  * a thread refills only from its own shard (assigned when its cache is
  * activated: the shard with the fewest live threads), and an object always
- * goes back to the shard of its span.  With one shared list per class the
- * spans' free lists interleaved the objects of every thread, so two
- * threads' live objects shared cache lines (small_churn at 2 threads:
- * 18 % of a thread's live lines also held the other thread's objects,
- * written by both cores; 0 % with mimalloc, jemalloc and glibc).
+ * goes back to the shard of its span.  A shard out of partial spans of a
+ * class adopts those of shards idle for 10 ms (hs_central_shards_idle;
+ * central_freelist.c adopt) before it takes new spans.  With one shared
+ * list per class the spans' free lists interleaved the objects of every
+ * thread, so two threads' live objects shared cache lines (small_churn at
+ * 2 threads: 18 % of a thread's live lines also held the other thread's
+ * objects, written by both cores; 0 % with mimalloc, jemalloc and glibc).
  */
 #ifndef HS_CENTRAL_FREELIST_H
 #define HS_CENTRAL_FREELIST_H
@@ -39,9 +41,9 @@ void hs_central_shard_refilled(unsigned shard);
  * take partial spans from (hs_central_remove_range): the set (bit sh)
  * of shards handed out whose refill count the calls (by any thread)
  * have seen unchanged for 10 ms or more (a coarse clock: 6-14 ms),
- * whether or not they have live threads.  Racy by design: a shard taken for idle that
- * is not costs its threads a refill from elsewhere, never correctness.
- * Thread-safe, lock-free. */
+ * whether or not they have live threads.  Racy by design: a shard taken
+ * for idle that is not costs its threads a refill from elsewhere, never
+ * correctness.  Thread-safe, lock-free. */
 uint32_t hs_central_shards_idle(void);
 /* fork child: every shard's thread count back to 0. */
 void hs_central_shard_reinit(void);

@@ -2,8 +2,9 @@
 /*
  * allocator/core/central_shard.c - which central-list shard a thread
  * refills from: how many shards a process uses (twice its CPUs, 2 ..
- * HS_CENTRAL_MAX_SHARDS) and the live threads of each.  Why shards:
- * core/central_freelist.h.
+ * HS_CENTRAL_MAX_SHARDS) and the live threads of each; and which shards
+ * are idle, so that another may adopt their partial spans (their refills
+ * counted, a look's clock).  Why shards: core/central_freelist.h.
  */
 #include <sched.h>
 #include <stdbool.h>
@@ -116,8 +117,10 @@ uint32_t hs_central_shards_idle(void)
 		uint64_t r = __atomic_load_n(&activity[sh].refills,
 					     __ATOMIC_RELAXED);
 		if (__atomic_load_n(&seen[sh].refills, __ATOMIC_RELAXED) != r) {
-			__atomic_store_n(&seen[sh].refills, r, __ATOMIC_RELAXED);
-			__atomic_store_n(&seen[sh].since, now, __ATOMIC_RELAXED);
+			__atomic_store_n(&seen[sh].refills, r,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&seen[sh].since, now,
+					 __ATOMIC_RELAXED);
 		} else if (now - __atomic_load_n(&seen[sh].since,
 						 __ATOMIC_RELAXED) >=
 			   IDLE_MS) {

@@ -62,7 +62,9 @@ typedef struct hs_tcache {
 	hs_tc_list_t lists[HS_NUM_CLASSES]; /* [0] stays empty */
 	uint32_t state;			    /* enum hs_tc_state */
 	/* central list shard (refills); every object on lists[] is of a
-	 * span of this shard, frees of others go to remote[] */
+	 * span of this shard, frees of others go to remote[] (until another
+	 * shard adopts the span, core/central_freelist.c: its objects still
+	 * here are handed out, their frees go to its new shard) */
 	uint32_t shard;
 	struct hs_tcache *next_free;	    /* list of caches to reuse */
 	/* bytes the lists may still grow beyond their classes' max_cached
