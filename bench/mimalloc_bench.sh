@@ -166,7 +166,6 @@ done
 # bench_mb_programs, bench_mb_metric).
 P=$PROCS
 bench_mb_programs "$SUITE" "$P" "$DUR"
-PROGRAMS=("${MB_PROGRAMS[@]}")
 # bench.sh's "allt" tests (and the rest) that cannot run from this checkout.
 NOTES=$TMP/notes.txt
 {
@@ -175,7 +174,7 @@ NOTES=$TMP/notes.txt
 	echo "redis, rocksdb, lean, lua, gs, linux, z3, spec, rbstress, mleak|external programs (or sources) that bench.sh downloads and builds; bench/run.sh runs Debian's redis, bench/real_programs.sh runs other Debian programs"
 } >"$NOTES"
 sel=()
-for p in "${PROGRAMS[@]}"; do
+for p in "${MB_PROGRAMS[@]}"; do
 	IFS='|' read -r name bin args metric T flags <<<"$p"
 	if [ -n "$ONLY_PROG" ] && [ "$ONLY_PROG" != all ]; then
 		[[ ",$ONLY_PROG," == *",$name,"* ]] || continue
@@ -192,8 +191,6 @@ for p in "${PROGRAMS[@]}"; do
 done
 PROGRAMS=("${sel[@]}")
 [ ${#PROGRAMS[@]} -gt 0 ] || { echo "bench/mimalloc_bench.sh: no program to run" >&2; exit 2; }
-
-metric() { bench_mb_metric "$@"; } # bench/lib.sh
 
 # ---- phase 4: metadata ------------------------------------------------------------
 {
@@ -263,7 +260,7 @@ for run in $(seq 1 "$RUNS"); do
 			[ "$status" = timeout ] && TIMED_OUT["$name $aname"]=1
 			t=nan
 			if [ "$status" = ok ]; then
-				t=$(metric "$kind" "$out" "$wall")
+				t=$(bench_mb_metric "$kind" "$out" "$wall")
 				[ "$t" = nan ] && status=no-metric
 			fi
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$T" "$aname" "$run" "$wall" "$rss" "$status" "$t" "$load" >>"$RAW"

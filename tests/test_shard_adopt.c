@@ -87,8 +87,7 @@ static int in_child_span(const void *p)
 /* Runs the scenario for objects of `sz` bytes; returns how many of
  * main's objects came from the thread's spans (of *n), and the growth
  * of small span bytes in *grew. */
-static unsigned run(size_t sz, int mode, unsigned *n, int64_t *grew,
-		    unsigned *main_shard)
+static unsigned run(size_t sz, int mode, unsigned *n, int64_t *grew)
 {
 	unsigned cls = hs_size_to_class(sz);
 	static void *mine[NMAX];
@@ -112,8 +111,8 @@ static unsigned run(size_t sz, int mode, unsigned *n, int64_t *grew,
 	}
 	if (mode != 2)
 		usleep(50 * 1000);
-	*main_shard = current_shard();
-	assert_int_not_equal(child_shard, *main_shard);
+	unsigned main_shard = current_shard();
+	assert_int_not_equal(child_shard, main_shard);
 	*n = mode == 2 ? 1 : nobjs / 4; /* half of those freed */
 	int64_t before = hs_stat_get(HS_STAT_small_span_bytes);
 	unsigned inside = 0;
@@ -128,7 +127,7 @@ static unsigned run(size_t sz, int mode, unsigned *n, int64_t *grew,
 			assert_int_equal(
 				hs_pm_entry_shard(hs_pagemap_entry(
 					(uintptr_t)mine[i] >> HS_PAGE_SHIFT)),
-				*main_shard);
+				main_shard);
 	if (mode) {
 		pthread_barrier_wait(&go);
 		assert_int_equal(pthread_join(t, NULL), 0);
@@ -145,32 +144,34 @@ static unsigned run(size_t sz, int mode, unsigned *n, int64_t *grew,
 	return inside;
 }
 
-static void test_adopt_vacated(void **state)
+/* Every object main gets comes from the thread's spans, none new. */
+static void expect_adopted(size_t sz, int mode)
 {
-	unsigned n, sh;
+	unsigned n;
 	int64_t grew;
-	(void)state;
-	unsigned inside = run(64, 0, &n, &grew, &sh);
+	unsigned inside = run(sz, mode, &n, &grew);
 	assert_int_equal(inside, n);
 	assert_int_equal(grew, 0);
+}
+
+static void test_adopt_vacated(void **state)
+{
+	(void)state;
+	expect_adopted(64, 0);
 }
 
 static void test_adopt_idle(void **state)
 {
-	unsigned n, sh;
-	int64_t grew;
 	(void)state;
-	unsigned inside = run(96, 1, &n, &grew, &sh);
-	assert_int_equal(inside, n);
-	assert_int_equal(grew, 0);
+	expect_adopted(96, 1);
 }
 
 static void test_no_adopt_active(void **state)
 {
-	unsigned n, sh;
+	unsigned n;
 	int64_t grew;
 	(void)state;
-	assert_int_equal(run(128, 2, &n, &grew, &sh), 0);
+	assert_int_equal(run(128, 2, &n, &grew), 0);
 	assert_true(grew > 0);
 }
 

@@ -338,11 +338,10 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			hs_spin_unlock(&c->lock);
 			if (!adopted) {
 				adopted = true;
-				bool moved = adopt(cls, shard, n - got);
-				hs_spin_lock(&c->lock);
-				if (moved)
+				if (adopt(cls, shard, n - got)) {
+					hs_spin_lock(&c->lock);
 					continue;
-				hs_spin_unlock(&c->lock);
+				}
 			}
 			/* as many spans as the rest of the request needs, so
 			 * each is carved from below (none on the list with

@@ -39,7 +39,7 @@ unsigned hs_central_nshards(void);
 void hs_central_shard_refilled(unsigned shard);
 /* Shards a thread that found no span with free objects in its own may
  * take partial spans from (hs_central_remove_range): the set (bit sh)
- * of shards handed out whose refill count the calls (by any thread)
+ * of shards ever refilled whose refill count the calls (by any thread)
  * have seen unchanged for 10 ms or more (a coarse clock: 6-14 ms),
  * whether or not they have live threads.  Racy by design: a shard taken
  * for idle that is not costs its threads a refill from elsewhere, never

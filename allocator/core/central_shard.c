@@ -22,8 +22,6 @@
 static unsigned nshards;
 /* Live threads per shard (activated caches not yet exited). */
 static unsigned shard_threads[NSH];
-/* Shards ever handed out, a bit each (only set). */
-static uint32_t shard_used;
 _Static_assert(NSH <= 32, "a shard set fits in a word");
 
 /* Refills of each shard (hs_central_shard_refilled), a line each: its
@@ -78,8 +76,6 @@ unsigned hs_central_shard_get(void)
 		}
 	}
 	__atomic_fetch_add(&shard_threads[best], 1, __ATOMIC_RELAXED);
-	if (!(__atomic_load_n(&shard_used, __ATOMIC_RELAXED) >> best & 1))
-		__atomic_fetch_or(&shard_used, 1u << best, __ATOMIC_RELAXED);
 	return best;
 }
 
@@ -107,15 +103,17 @@ void hs_central_shard_refilled(unsigned shard)
 
 uint32_t hs_central_shards_idle(void)
 {
-	uint32_t used = __atomic_load_n(&shard_used, __ATOMIC_RELAXED);
 	uint32_t idle = 0, now = hs_clock_coarse_ms();
-	for (unsigned sh = 0; sh < NSH; sh++) {
-		if (!(used >> sh & 1))
+	unsigned n = hs_central_nshards();
+	for (unsigned sh = 0; sh < n; sh++) {
+		uint64_t r = __atomic_load_n(&activity[sh].refills,
+					     __ATOMIC_RELAXED);
+		/* never refilled: no span was ever on its lists (adoption
+		 * moves spans only into a shard that is refilling) */
+		if (!r)
 			continue;
 		/* two lookers may tear the pair: one wrong answer, racy
 		 * by design (central_freelist.h) */
-		uint64_t r = __atomic_load_n(&activity[sh].refills,
-					     __ATOMIC_RELAXED);
 		if (__atomic_load_n(&seen[sh].refills, __ATOMIC_RELAXED) != r) {
 			__atomic_store_n(&seen[sh].refills, r,
 					 __ATOMIC_RELAXED);
