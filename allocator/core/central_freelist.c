@@ -180,8 +180,7 @@ static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
 	n = hs_page_heap_alloc_small_n(ci->pages, cls, shard, out, n);
 	for (size_t i = 0; i < n; i++) {
 		hs_span_t *s = out[i];
-		s->freelist = NULL;
-		s->carve = hs_span_addr(s);
+		s->freelist = s->free_tail = NULL;
 		s->carve_left = ci->objects;
 		s->allocated = 0;
 		/* publish the class before any object of the span escapes */
@@ -199,23 +198,39 @@ static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
 	return n;
 }
 
-/* Moves up to `want` objects of span s onto the front of *chain (*last:
- * the chain's tail, set if the chain was empty), from its free list first,
- * then carved in address order; one update of the span's counters per
- * call, not per object.  Returns how many.  Caller holds the class lock. */
-static int take_objects(hs_span_t *s, size_t size, int want, void **chain,
-			void **last)
+/* Moves up to `want` objects of span s (class ci) onto the front of
+ * *chain (*last: the chain's tail, set if the chain was empty), from its
+ * free list first, then carved in address order; one update of the
+ * span's counters per call, not per object.  A free list of at most
+ * `want` objects goes whole, with no walk: its length is the span's
+ * objects neither carved-left nor out, and its tail is kept.  The walk
+ * was most of a refill's time where frees come from other threads (the
+ * objects' cache lines are on the other core: mstressN, rptestN), one
+ * dependent miss after another under the class lock; taken whole, each
+ * miss comes when malloc pops its object, with the program's work to
+ * overlap.  Returns how many.  Caller holds the class lock. */
+static int take_objects(hs_span_t *s, const hs_class_info_t *ci, int want,
+			void **chain, void **last)
 {
+	const size_t size = ci->size;
 	int got = 0;
 	if (s->freelist) {
-		/* the first objects of the free list, already linked */
-		void *first = s->freelist, *end = first;
-		got = 1;
-		while (got < want && *(void **)end) {
-			end = *(void **)end;
-			got++;
+		void *first = s->freelist, *end;
+		uint32_t listed = ci->objects - s->carve_left - s->allocated;
+		if (listed <= (uint32_t)want) {
+			end = s->free_tail;
+			got = (int)listed;
+			s->freelist = NULL;
+		} else {
+			/* the first objects of the free list, linked */
+			end = first;
+			got = 1;
+			while (got < want) {
+				end = *(void **)end;
+				got++;
+			}
+			s->freelist = *(void **)end;
 		}
-		s->freelist = *(void **)end;
 		*(void **)end = *chain;
 		if (!*last)
 			*last = end;
@@ -225,7 +240,9 @@ static int take_objects(hs_span_t *s, size_t size, int want, void **chain,
 	if (m > s->carve_left)
 		m = s->carve_left;
 	if (m) {
-		char *first = s->carve, *end = first + (size_t)(m - 1) * size;
+		char *first = (char *)hs_span_addr(s) +
+			      (size_t)(ci->objects - s->carve_left) * size;
+		char *end = first + (size_t)(m - 1) * size;
 		char *o = first;
 		/* four links per trip: ~3 instructions an object, not 5 */
 		for (; o + 4 * size <= end; o += 4 * size) {
@@ -241,7 +258,6 @@ static int take_objects(hs_span_t *s, size_t size, int want, void **chain,
 		if (!*last)
 			*last = end;
 		*chain = first;
-		s->carve = end + size;
 		s->carve_left -= m;
 		got += (int)m;
 	}
@@ -359,7 +375,8 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 		}
 		if (is_kept_empty(s))
 			c->nempty--; /* in use again */
-		got += take_objects(s, size, n - got, &chain, &last);
+		got += take_objects(s, &hs_classes[cls], n - got, &chain,
+				    &last);
 		if (!s->freelist && !s->carve_left)
 			unlink_span(c, s);
 	}
@@ -379,6 +396,8 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 		     void *first, void *last, uint32_t k, hs_span_t **empty,
 		     int64_t *free_delta, int64_t *span_delta, int64_t *kept)
 {
+	if (!s->freelist)
+		s->free_tail = last;
 	*(void **)last = s->freelist;
 	s->freelist = first;
 	s->allocated -= k;
@@ -682,6 +701,20 @@ bool hs_central_occupancy(const void *obj, struct hs_span_occupancy *o)
 	return true;
 }
 
+/* Span s's free list: its length (objects neither left to carve nor
+ * out), objects of s, and its last one free_tail. */
+static bool list_is_valid(const hs_span_t *s, const hs_class_info_t *ci)
+{
+	uint32_t want = ci->objects - s->carve_left - s->allocated, n = 0;
+	const void *o = s->freelist, *last = NULL;
+	for (; o && n <= want; o = *(void *const *)o, n++) {
+		if (hs_pagemap_lookup(o) != s)
+			return false;
+		last = o;
+	}
+	return n == want && !o && (!n || last == s->free_tail);
+}
+
 int hs_central_is_valid(void)
 {
 	int ok = 1;
@@ -700,7 +733,8 @@ int hs_central_is_valid(void)
 				    hs_pagemap_get(s->start) != s ||
 				    s->allocated > ci->objects ||
 				    s->allocated + s->carve_left > ci->objects ||
-				    (!s->freelist && !s->carve_left))
+				    (!s->freelist && !s->carve_left) ||
+				    !list_is_valid(s, ci))
 					ok = 0;
 			}
 			if (nempty != c->nempty)

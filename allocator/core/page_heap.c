@@ -478,7 +478,7 @@ static void free_locked(hs_span_t *s, bool small)
 	if (small && s->npages > 2)
 		hs_pagemap_clear_range(s->start + 1, s->npages - 2);
 	s->freelist = NULL;
-	s->carve = NULL;
+	s->free_tail = NULL;
 	s->carve_left = 0;
 	s->shard = 0;
 	s->allocated = 0;

@@ -24,8 +24,13 @@ typedef struct hs_span {
 	struct hs_span *prev;
 	/* small-object spans (size_class != 0), guarded by the class lock */
 	void *freelist;	     /* freed objects of this span */
-	char *carve;	     /* next never-used object */
-	uint32_t carve_left; /* never-used objects left after carve */
+	/* the last object on freelist (meaningless while it is empty): a
+	 * refill takes a whole list with no walk, as its length is known
+	 * (the span's objects - carve_left - allocated) */
+	void *free_tail;
+	/* never-used objects left, carved from the end of the used ones:
+	 * the next is at objects - carve_left (in address order) */
+	uint32_t carve_left;
 	union {
 		uint32_t allocated; /* small IN_USE: objects out of the span */
 		uint32_t free_ms;   /* FREE: when the page heap got it (ms,
