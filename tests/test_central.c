@@ -14,8 +14,13 @@
  *   (small_span_bytes back to its value before).
  * - A refill carves in address order: objects of a fresh span come out
  *   ascending, one object size apart.
- * Linked with libheapscope.a, sampling off.  The class used (2 KiB) has
- * no transfer cache (TC_MAX_SIZE 1024) and no other user in this program.
+ * - A refill takes a span's free list whole (no walk) when it holds at
+ *   most the objects asked for, by its kept tail: the chain is the runs
+ *   given back, last given first, then the objects carved next; a
+ *   shorter request takes the list's first objects and leaves the rest.
+ * Linked with libheapscope.a, sampling off.  The classes used (2 KiB;
+ * 1664 bytes for the whole-list case) have no transfer cache
+ * (TC_MAX_SIZE 1024) and no other user in this program.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -194,12 +199,103 @@ static void test_carve_ascending(void **state)
 	assert_int_equal(hs_central_is_valid(), 1);
 }
 
+/* Takes one request of want objects of cls from shard 0 into out[]; the
+ * count, and the chain's tail, checked. */
+static int take_one(unsigned cls, int want, void **out)
+{
+	void *head, *tail;
+	int k = hs_central_remove_range(cls, 0, &head, &tail, want);
+	void *o = head;
+	for (int i = 0; i < k; i++) {
+		out[i] = o;
+		if (i + 1 < k)
+			o = *(void **)o;
+	}
+	assert_ptr_equal(o, tail);
+	return k;
+}
+
+/* Gives objs[from..to] back as one run. */
+static void give_run(unsigned cls, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		*(void **)objs[i] = objs[i + 1];
+	hs_central_insert_range(cls, objs[from], objs[to], to - from + 1);
+}
+
+/* A class with no transfer cache either (over 1 KiB) whose span holds
+ * enough objects to be half carved (1664 bytes: 34 in 7 pages). */
+#define WHOLE_SIZE 1664
+
+static void test_whole_list(void **state)
+{
+	(void)state;
+	assert_true(hs_init_global());
+	hs_central_drain(); /* no kept span: the next take makes one */
+	unsigned cls = hs_size_to_class(WHOLE_SIZE);
+	const hs_class_info_t *ci = &hs_classes[cls];
+	int m = (int)ci->objects / 2; /* carved; the rest left to carve */
+	assert_true(m >= 10 && ci->size > 1024);
+	take(cls, m, m);
+	for (int i = 1; i < m; i++) /* one fresh span, objs[0] its start */
+		assert_int_equal((uintptr_t)objs[i] - (uintptr_t)objs[0],
+				 (uintptr_t)i * ci->size);
+	give_run(cls, 1, 3);
+	give_run(cls, 5, 6);
+	/* the free list: 5 6 1 2 3; asked 7: all 5 with no walk, and the
+	 * two objects carved next in front of them */
+	void *got[16];
+	assert_int_equal(take_one(cls, 7, got), 7);
+	char *carve = (char *)objs[0] + (size_t)m * ci->size;
+	void *want[7] = {carve, carve + ci->size, objs[5], objs[6],
+			 objs[1], objs[2], objs[3]};
+	for (int i = 0; i < 7; i++)
+		assert_ptr_equal(got[i], want[i]);
+	assert_int_equal(hs_central_is_valid(), 1);
+	/* a request shorter than the list: its first objects, the rest
+	 * stays listed with its tail */
+	give_run(cls, 1, 4); /* 1 2 3 4 */
+	assert_int_equal(take_one(cls, 2, got), 2);
+	assert_ptr_equal(got[0], objs[1]);
+	assert_ptr_equal(got[1], objs[2]);
+	assert_int_equal(hs_central_is_valid(), 1);
+	give_run(cls, 8, 9); /* 8 9 3 4 */
+	assert_int_equal(take_one(cls, 4, got), 4);
+	void *want2[4] = {objs[8], objs[9], objs[3], objs[4]};
+	for (int i = 0; i < 4; i++)
+		assert_ptr_equal(got[i], want2[i]);
+	assert_int_equal(hs_central_is_valid(), 1);
+	/* all back: objs[] holds each object out once */
+	int n = 0;
+	void *out[MAXOBJ];
+	for (int i = 0; i < m; i++)
+		if (i != 5 && i != 6 && (i < 1 || i > 4) && i != 8 && i != 9)
+			out[n++] = objs[i];
+	out[n++] = carve;
+	out[n++] = carve + ci->size;
+	out[n++] = objs[5];
+	out[n++] = objs[6];
+	out[n++] = objs[1];
+	out[n++] = objs[2];
+	out[n++] = objs[3];
+	out[n++] = objs[4];
+	out[n++] = objs[8];
+	out[n++] = objs[9];
+	memcpy(objs, out, (size_t)n * sizeof(void *));
+	check_distinct(cls, n);
+	assert_int_equal(n, m + 2);
+	give(cls, n, 5);
+	assert_int_equal(hs_central_is_valid(), 1);
+	hs_central_drain();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spinlock_excludes),
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_carve_ascending),
+		cmocka_unit_test(test_whole_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
