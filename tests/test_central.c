@@ -174,7 +174,8 @@ static void test_round_trips(void **state)
 		/* every span made for this class is back in the page heap,
 		 * once the empty ones the shard keeps are given back */
 		int64_t span = (int64_t)ci->pages << HS_PAGE_SHIFT;
-		int64_t keep = span > (64 << 10) ? span : (64 << 10) / span * span;
+		int64_t keep =
+			span > (64 << 10) ? span : (64 << 10) / span * span;
 		assert_true(hs_stat_get(HS_STAT_small_span_bytes) - spans0 <=
 			    keep);
 		hs_central_drain();
@@ -247,8 +248,8 @@ static void test_whole_list(void **state)
 	void *got[16];
 	assert_int_equal(take_one(cls, 7, got), 7);
 	char *carve = (char *)objs[0] + (size_t)m * ci->size;
-	void *want[7] = {carve, carve + ci->size, objs[5], objs[6],
-			 objs[1], objs[2], objs[3]};
+	void *want[7] = {carve,	  carve + ci->size, objs[5], objs[6],
+			 objs[1], objs[2],	    objs[3]};
 	for (int i = 0; i < 7; i++)
 		assert_ptr_equal(got[i], want[i]);
 	assert_int_equal(hs_central_is_valid(), 1);
