@@ -40,7 +40,6 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -ge 2 ] || { echo "$0: give at least two configurations (see --help)" >&2; exit 2; }
 . "$BENCH/lib.sh"
 bench_ab_configs "$0" "$@"
 BIN=$BENCH/build/mimalloc-bench

@@ -22,7 +22,7 @@
 #                              lines as bench.sh runs them
 #   bench_mb_metric KIND OUT WALL -> the figure bench.sh records (seconds)
 #   bench_ab_configs PROG CONFIG... -> NAMES, LIBS, ENVS of NAME=LIB[,V=X]
-#                              configurations (the A/B scripts)
+#                              configurations (the A/B scripts; at least two)
 #
 # The caller has ROOT (the repository), BENCH ($ROOT/bench) and TMP (a fresh
 # working directory) set, and runs with `set -euo pipefail`.
@@ -232,10 +232,12 @@ bench_mb_metric() {
 # bench_ab_configs PROG CONFIG...: the A/B scripts' configurations,
 # NAME=LIB[,VAR=VALUE...] each (LIB preloaded with the variables set; "none"
 # is the C library's malloc), into NAMES, LIBS (absolute) and ENVS (the
-# variables, space-separated).  Exits 2 with a message on a bad one.
+# variables, space-separated).  Exits 2 with a message on a bad one or on
+# fewer than two.
 bench_ab_configs() {
 	local prog=$1 c name rest lib vars
 	shift
+	[ $# -ge 2 ] || { echo "$prog: give at least two configurations (see --help)" >&2; exit 2; }
 	NAMES=() LIBS=() ENVS=()
 	for c in "$@"; do
 		[[ $c == *=* ]] || { echo "$prog: bad configuration '$c' (NAME=LIB[,VAR=VALUE...])" >&2; exit 2; }

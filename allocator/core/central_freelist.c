@@ -198,12 +198,18 @@ static size_t new_spans(unsigned cls, unsigned shard, hs_span_t **out,
 	return n;
 }
 
+/* Objects on span s's free list (class ci): those carved and not out. */
+static uint32_t listed(const hs_span_t *s, const hs_class_info_t *ci)
+{
+	return ci->objects - s->carve_left - s->allocated;
+}
+
 /* Moves up to `want` objects of span s (class ci) onto the front of
  * *chain (*last: the chain's tail, set if the chain was empty), from its
  * free list first, then carved in address order; one update of the
  * span's counters per call, not per object.  A free list of at most
- * `want` objects goes whole, with no walk: its length is the span's
- * objects neither carved-left nor out, and its tail is kept.  The walk
+ * `want` objects goes whole, with no walk: its length is known (listed)
+ * and its tail is kept.  The walk
  * was most of a refill's time where frees come from other threads (the
  * objects' cache lines are on the other core: mstressN, rptestN), one
  * dependent miss after another under the class lock; taken whole, each
@@ -216,10 +222,10 @@ static int take_objects(hs_span_t *s, const hs_class_info_t *ci, int want,
 	int got = 0;
 	if (s->freelist) {
 		void *first = s->freelist, *end;
-		uint32_t listed = ci->objects - s->carve_left - s->allocated;
-		if (listed <= (uint32_t)want) {
+		uint32_t k = listed(s, ci);
+		if (k <= (uint32_t)want) {
 			end = s->free_tail;
-			got = (int)listed;
+			got = (int)k;
 			s->freelist = NULL;
 		} else {
 			/* the first objects of the free list, linked */
@@ -331,7 +337,7 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	if (shard >= NSH)
 		shard = 0;
 	central_t *c = &centrals[shard][cls];
-	const size_t size = hs_classes[cls].size;
+	const hs_class_info_t *ci = &hs_classes[cls];
 	void *chain = NULL, *last = NULL;
 	int got = 0;
 	bool adopted = false;
@@ -339,7 +345,7 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 	hs_spin_lock(&c->lock);
 	/* whole batches, one link each; a short request (a thread's first
 	 * refill of the class) takes one rather than carve a new span */
-	const int batch = hs_classes[cls].batch;
+	const int batch = ci->batch;
 	while (c->tc_n && (got + batch <= n || (!got && !c->nonempty))) {
 		c->tc_n--;
 		*(got ? (void **)last : &chain) = c->tc[2 * c->tc_n];
@@ -363,7 +369,7 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			 * each is carved from below (none on the list with
 			 * nothing out) */
 			hs_span_t *fresh[NEW_MAX];
-			const uint32_t per = hs_classes[cls].objects;
+			const uint32_t per = ci->objects;
 			size_t k = ((size_t)(n - got) + per - 1) / per;
 			k = new_spans(cls, shard, fresh, k);
 			hs_spin_lock(&c->lock);
@@ -375,13 +381,12 @@ int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 		}
 		if (is_kept_empty(s))
 			c->nempty--; /* in use again */
-		got += take_objects(s, &hs_classes[cls], n - got, &chain,
-				    &last);
+		got += take_objects(s, ci, n - got, &chain, &last);
 		if (!s->freelist && !s->carve_left)
 			unlink_span(c, s);
 	}
 	hs_spin_unlock(&c->lock);
-	hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(got * size));
+	hs_stat_add(HS_STAT_central_free_bytes, -(int64_t)(got * ci->size));
 	*head = chain;
 	*tail = last;
 	return got;
@@ -701,11 +706,10 @@ bool hs_central_occupancy(const void *obj, struct hs_span_occupancy *o)
 	return true;
 }
 
-/* Span s's free list: its length (objects neither left to carve nor
- * out), objects of s, and its last one free_tail. */
+/* Span s's free list: listed() objects, all of s, the last free_tail. */
 static bool list_is_valid(const hs_span_t *s, const hs_class_info_t *ci)
 {
-	uint32_t want = ci->objects - s->carve_left - s->allocated, n = 0;
+	uint32_t want = listed(s, ci), n = 0;
 	const void *o = s->freelist, *last = NULL;
 	for (; o && n <= want; o = *(void *const *)o, n++) {
 		if (hs_pagemap_lookup(o) != s)
