@@ -5,8 +5,9 @@
  * A class the thread only frees (objects another thread allocated, two
  * overflows with no refill between them) keeps at most one batch, not
  * the class's max_cached; the thread's next refill of that class
- * restores max_cached.  A thread's first refill of a class takes at most
- * 8 KiB of objects, the next ones a batch.  Linked with libheapscope.a,
+ * restores max_cached.  A thread's refills of a class start slow: the
+ * first takes at most 1 KiB of objects (at least one), the second, if
+ * the first was cut, at most 2 KiB, else a batch.  Linked with libheapscope.a,
  * sampling off (a sampled object would take the sampled free path).
  *
  * A class the thread allocates and frees in bursts longer than its list
@@ -95,9 +96,10 @@ static void test_free_only_list(void **state)
 		free(objs[i]);
 }
 
-/* A thread's first refill of a class takes at most 8 KiB of objects
- * (carving writes every object it hands out: a whole batch of a 4 KiB
- * class made 64 KiB resident for one malloc), the next one a batch. */
+/* A thread's first refill of a class takes at most 1 KiB of objects, at
+ * least one (carving writes every object it hands out: a whole batch of
+ * a 4 KiB class made 64 KiB resident for one malloc); the second at most
+ * 2 KiB if the first was cut, else a batch. */
 static uint32_t first_len[3], second_len[3];
 
 /* volatile: as in cache() */
@@ -179,10 +181,14 @@ static void test_first_refill_small(void **state)
 	for (int i = 0; i < 3; i++) {
 		const hs_class_info_t *ci =
 			&hs_classes[hs_size_to_class(sizes[i])];
-		size_t cap = 8192 / ci->size ? 8192 / ci->size : 1;
+		size_t cap = 1024 / ci->size ? 1024 / ci->size : 1;
 		uint32_t want = ci->batch < cap ? ci->batch : (uint32_t)cap;
 		assert_int_equal(first_len[i], want - 1);
-		assert_int_equal(second_len[i], ci->batch - 1);
+		size_t cap2 = 2048 / ci->size ? 2048 / ci->size : 1;
+		uint32_t want2 = want == ci->batch  ? ci->batch
+				 : ci->batch < cap2 ? ci->batch
+						    : (uint32_t)cap2;
+		assert_int_equal(second_len[i], want2 - 1);
 	}
 }
 
@@ -234,12 +240,12 @@ static bool cache_is_empty(const hs_tcache_t *tc)
 
 /* First malloc: the thread leaves hs_tc_empty for a cache of its own;
  * at exit its objects go back and the next thread gets the same cache,
- * reset (state, limits, first-refill history: 4 KiB objects, whose first
- * refill is 2 objects and the next ones a batch). */
+ * reset (state, limits, slow-start history: 512-byte objects, whose
+ * first refill is 2 objects, 1 KiB, and the next ones more). */
 static void test_cache_reused_after_exit(void **state)
 {
-	unsigned cls = hs_size_to_class(4096);
-	struct life a = {.size = 4096}, b = {.size = 4096};
+	unsigned cls = hs_size_to_class(512);
+	struct life a = {.size = 512}, b = {.size = 512};
 
 	(void)state;
 	assert_true(hs_classes[cls].batch > 2);
@@ -248,7 +254,8 @@ static void test_cache_reused_after_exit(void **state)
 	assert_ptr_not_equal(a.after_first, &hs_tc_empty);
 	assert_ptr_not_equal(a.after_first, &hs_tc_dead);
 	assert_ptr_equal(a.after_second, a.after_first);
-	assert_int_equal(a.len_first, 1);  /* 8 KiB: 2 objects, 1 cached */
+	assert_int_equal(hs_classes[cls].size, 512);
+	assert_int_equal(a.len_first, 1);  /* 1 KiB: 2 objects, 1 cached */
 	assert_int_equal(a.len_second, 2); /* and the freed one */
 	/* a's cache, on the free list now: emptied, not in use */
 	assert_int_equal(a.after_first->state, HS_TC_DEAD);

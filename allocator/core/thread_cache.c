@@ -55,30 +55,35 @@ static hs_tcache_t *free_caches; /* under the metadata lock */
 static hs_tcache_t *all_caches;	 /* under the metadata lock */
 static uint64_t ncaches;	 /* on all_caches */
 
-/* A thread's first refill of a class takes at most this many bytes of
- * objects (at least one), later ones a whole batch.  A batch was ~64 KiB
- * for the classes above 2 KiB (16 KiB above 1 KiB since), and
- * carving it writes the link word of each object: a program's one stdio
- * buffer (malloc(4096)) made 64 KiB of the heap resident, against 4 KiB
- * for glibc.  Only the first: the
- * slow start tried before (every refill from one object up) cost
- * thread_churn 2.7 -> 8 MB, as refills below a batch carved new spans
- * while the transfer cache held batches; a short refill now takes a
- * transfer-cache batch when its shard has no span with free objects
- * (hs_central_remove_range). */
-#define FIRST_REFILL_BYTES 8192
+/* A thread's refills of a class start slow: the first takes at most
+ * FIRST_REFILL_BYTES of objects (at least one), and each later refill
+ * whose take that cap cut doubles the cap, until a refill takes what it
+ * asked for (a batch, or a streak's batches).  Carving writes the link
+ * word of every object it hands out, so a take is resident at once: a
+ * program's one stdio buffer (malloc(4096)) made 64 KiB resident when a
+ * first refill took a batch; with the first at 8 KiB and the second a
+ * whole batch, glibc-thread (mimalloc-bench: 1024 blocks of random sizes
+ * per thread, ~60 classes each) kept ~500 KiB per thread cache, ~8 KiB a
+ * class it holds a fraction of an object of.  Measured, 5 interleaved
+ * runs (bench/ab_mimalloc_bench.sh): peak RSS glibc-thread -13 %,
+ * espresso -9 %, cfrac -4 %; time within the runs' noise (larsonN-sized,
+ * which makes threads one after another, +6 %).  The slow start tried
+ * before (every refill from one object up) cost thread_churn 2.7 -> 8 MB,
+ * as refills below a batch carved new spans while the transfer cache held
+ * batches; a short refill now takes a transfer-cache batch when its shard
+ * has no span with free objects (hs_central_remove_range). */
+#define FIRST_REFILL_BYTES 1024
 
-/* A class over ONCE_BYTES (whose first refill takes one object) is not
- * cached before the thread's second refill of it: the list's limit stays
- * 0, so the thread's frees of a class it took once go back to the
- * central list at once, and the span, emptied, to the page heap, where
- * any class can reuse its pages.  Cached, each such list kept its one
+/* A class over ONCE_BYTES is not cached before the thread's second refill of
+ * it: the list's limit stays 0, so the thread's frees of a class it took once
+ * go back to the central list at once, and the span, emptied, to the page heap,
+ * where any class can reuse its pages.  Cached, each such list kept its one
  * object (up to 256 KiB, 16 KiB or 1-3 objects per list above 1 KiB):
  * gcc (one thread) held 1.7 MiB in its thread cache at its peak RSS,
  * mostly single freed blocks of 12 classes of 15-256 KiB, and git's
  * repack 1.0 MiB (a counting shim read heapscope_get_allocator_stats at
  * each new peak of RSS). */
-#define ONCE_BYTES (FIRST_REFILL_BYTES / 2)
+#define ONCE_BYTES 4096
 
 /* The limit a list starts with in a new cache (hs_tc_activate). */
 static uint32_t start_limit(unsigned cls)
@@ -280,23 +285,22 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 	hs_assert_internal(l->head == NULL && l->length == 0);
 	int want = 1;
 	if (tc->state == HS_TC_ACTIVE) {
-		want = hs_classes[cls].batch;
-		if (!(tc->refilled[cls] & HS_TC_EVER_REFILLED)) {
-			/* the thread's first objects of the class: at most
-			 * FIRST_REFILL_BYTES, as carving links (writes)
-			 * every object handed out */
-			size_t cap = FIRST_REFILL_BYTES / hs_classes[cls].size;
-			if (cap < 1)
-				cap = 1;
-			if ((size_t)want > cap)
-				want = (int)cap;
-		}
 		const hs_class_info_t *ci = &hs_classes[cls];
+		want = ci->batch;
 		/* the limit grows by what the refill takes (a batch, or a
 		 * streak's batches), so the frees that follow a burst find
 		 * room for it and for what the last refill left over */
 		if (tc->refilled[cls] & HS_TC_REFILLED)
 			want = streak_want(ci, l->max_length);
+		/* the slow start: k stops below 10, as no take exceeds
+		 * 512 KiB (2 objects of 256 KiB), so 6 bits hold it */
+		unsigned k = tc->refilled[cls] >> HS_TC_COUNT_SHIFT;
+		size_t cap = (size_t)FIRST_REFILL_BYTES << k;
+		if (cap < (size_t)want * ci->size) {
+			cap /= ci->size;
+			want = cap < 1 ? 1 : (int)cap;
+			tc->refilled[cls] += 1u << HS_TC_COUNT_SHIFT;
+		}
 		uint32_t step = (uint32_t)want;
 		if (!(tc->refilled[cls] & HS_TC_EVER_REFILLED) &&
 		    ci->size > ONCE_BYTES) {
@@ -311,7 +315,7 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 			    tc->grow_left >= (uint64_t)step * ci->size)
 				set_limit(tc, cls, l->max_length + step);
 		}
-		tc->refilled[cls] = HS_TC_REFILLED | HS_TC_EVER_REFILLED;
+		tc->refilled[cls] |= HS_TC_REFILLED | HS_TC_EVER_REFILLED;
 	}
 	void *chain, *tail;
 	int got = hs_central_remove_range(cls, tc->shard, &chain, &tail, want);
@@ -349,7 +353,8 @@ HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 	if (n > l->length)
 		n = l->length;
 	bool whole = false;
-	if (!(tc->refilled[cls] & HS_TC_REFILLED) && hs_central_tc_full(cls, p)) {
+	if (!(tc->refilled[cls] & HS_TC_REFILLED) &&
+	    hs_central_tc_full(cls, p)) {
 		/* a free streak (a tree freed) with the transfer cache full:
 		 * a batch would go to its spans anyway, so the whole list
 		 * goes, with no walk to cut it off (xsltproc: 178 -> ~40

@@ -38,6 +38,9 @@ enum hs_tc_state {
 /* hs_tcache_t.refilled[cls] bits */
 #define HS_TC_REFILLED 1      /* a refill since the last overflow */
 #define HS_TC_EVER_REFILLED 2 /* the thread has refilled the class */
+/* and above them, the thread's refills of the class the slow start cut
+ * (thread_cache.c, FIRST_REFILL_BYTES) */
+#define HS_TC_COUNT_SHIFT 2
 
 typedef struct hs_tc_list {
 	void *head;	     /* objects linked through their first word */
@@ -66,11 +69,11 @@ typedef struct hs_tcache {
 	 * shard adopts the span, core/central_freelist.c: its objects still
 	 * here are handed out, their frees go to its new shard) */
 	uint32_t shard;
-	struct hs_tcache *next_free;	    /* list of caches to reuse */
+	struct hs_tcache *next_free; /* list of caches to reuse */
 	/* bytes the lists may still grow beyond their classes' max_cached
 	 * (hs_tc_overflow's growth; slow paths only) */
 	uint64_t grow_left;
-	uint8_t refilled[HS_NUM_CLASSES];   /* HS_TC_REFILLED | _EVER_ */
+	uint8_t refilled[HS_NUM_CLASSES]; /* HS_TC_REFILLED | _EVER_ */
 	hs_tc_remote_t remote[HS_NUM_CLASSES];
 	struct hs_tcache *next_all; /* every cache ever made, for readers
 				     * outside the process (base/stats.h);
@@ -109,6 +112,8 @@ bool hs_tc_activate(void);
  * ENOMEM.  Called only when the list is empty.  Takes a batch; in an
  * allocation streak (no overflow since the previous refill of the class)
  * half the list's limit, in whole batches, up to 8 batches and 32 KiB.
+ * A slow start caps the takes: the thread's first refill of the class at
+ * 1 KiB of objects (at least one), each one cut doubling the cap.
  * A list below its class's max_cached gets it back; one at it or above,
  * that the thread had refilled before (it allocates the class in bursts
  * longer than its list), grows by what the refill takes (by a batch if
@@ -133,8 +138,7 @@ void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p);
  * one without an active cache (hs_tc_empty, hs_tc_dead, whose lists have
  * max 0): p goes to its span at once (the empty one activates the
  * thread's cache for its next frees). */
-void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard,
-		       void *p);
+void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p);
 
 /* Free of p (class cls, its span's shard `shard`), an object of a span
  * of another shard than the calling thread's cache tc's (a remote free:
@@ -146,8 +150,7 @@ void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard,
  * from their spans (rptestN: docs/allocator.md, "Remote frees go back to
  * their shard").  Tests for room before writing, as hs_tc_try_push. */
 /* Links p (of a span of shard `shard`) onto remote list r. */
-static inline void hs_tc_remote_link(hs_tc_remote_t *r, unsigned shard,
-				     void *p)
+static inline void hs_tc_remote_link(hs_tc_remote_t *r, unsigned shard, void *p)
 {
 	uint32_t n = r->n;
 	*(void **)p = r->head;
