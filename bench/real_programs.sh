@@ -124,7 +124,8 @@ cmd_of() {
 outputs_hash() {
 	local name=$1 out=$2 work=$3
 	case $name in
-	gcc) { cat "$out"; cat "$work/gen.o" 2>/dev/null || echo "no gen.o"; } | sha256sum | cut -d' ' -f1 ;;
+	gcc | g++) { cat "$out"; cat "$work/gen.o" 2>/dev/null || echo "no gen.o"; } | sha256sum | cut -d' ' -f1 ;;
+	cppcheck) { cat "$out"; cat "$work/cppcheck.txt" 2>/dev/null || echo "no cppcheck.txt"; } | sha256sum | cut -d' ' -f1 ;;
 	*) sha256sum <"$out" | cut -d' ' -f1 ;;
 	esac
 }
