@@ -3,8 +3,9 @@
 # Installs, idempotently and as root, the Debian packages the benchmark suite
 # needs: the peer allocators, the real programs it preloads (run.sh's sqlite3,
 # python3, redis; real_programs.sh's sort, gawk, jq, xmllint, xsltproc, gcc,
-# git), gnuplot for the plots, valgrind (callgrind, cachegrind) and perf for
-# instruction counts, and the compilers (also for mimalloc_bench.sh).
+# git, perl, python3, lua5.4, ruby, g++, cppcheck, dot, groff), gnuplot for
+# the plots, valgrind (callgrind, cachegrind) and perf for instruction
+# counts, and the compilers (also for mimalloc_bench.sh).
 set -euo pipefail
 
 PKGS=(
@@ -12,6 +13,7 @@ PKGS=(
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
   gnuplot-nox valgrind linux-perf sqlite3 python3 redis-tools binutils procps
   coreutils gawk jq libxml2-utils xsltproc git
+  perl lua5.4 ruby g++ cppcheck graphviz groff-base
 )
 
 missing=()

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Real programs nobody here wrote: unmodified Debian packages (a sort, gawk,
-# jq, xmllint, xsltproc, gcc, git) on inputs this script generates from a
-# seed, under the six configurations of bench/lib.sh, interleaved. Every
-# run's output is hashed and must match the first run's under every
-# allocator: a difference fails the run and the script exits non-zero after
-# writing the report. Instructions are counted once per program and
-# allocator under valgrind (cachegrind, no cache simulation) on smaller
-# inputs. Writes bench/results/<date>-real-programs.{md,tsv,png}. It
-# reports; it never fails on a timing.
+# jq, xmllint, xsltproc, gcc, git; perl, python3, lua5.4 and ruby running
+# scripts of bench/programs; g++, cppcheck, graphviz's dot, groff) on
+# inputs this script generates from a seed, under the six configurations
+# of bench/lib.sh, interleaved. Every run's output is hashed and must
+# match the first run's under every allocator: a difference fails the run
+# and the script exits non-zero after writing the report. Instructions are
+# counted once per program and allocator under valgrind (cachegrind, no
+# cache simulation) on smaller inputs. Writes
+# bench/results/<date>-real-programs.{md,tsv,png}. It reports; it never
+# fails on a timing.
 set -euo pipefail
 
 usage() {
@@ -23,7 +25,8 @@ usage: bench/real_programs.sh [--runs N] [--quick] [--scale S] [--seed N]
   --quick           2 runs, inputs at scale 0.3, instructions at 0.05
   --scale S         input size (default 1: ~1-3 s per program on 2 idle cores)
   --seed N          input generator seed (default 1)
-  --programs LIST   comma-separated subset of sort,gawk,jq,xmllint,xsltproc,gcc,git
+  --programs LIST   comma-separated subset of sort,gawk,jq,xmllint,xsltproc,
+                    gcc,git,perl,python3,lua,ruby,g++,cppcheck,dot,groff
   --allocators LIST subset of glibc,jemalloc,tcmalloc,mimalloc,heapscope-off,heapscope
   --ins-scale S     input scale of the instruction counts (default 0.2 x --scale)
   --no-instructions do not count instructions
@@ -34,7 +37,7 @@ usage: bench/real_programs.sh [--runs N] [--quick] [--scale S] [--seed N]
                     real-programs-quick)
 
 examples:
-  bench/real_programs.sh                      # full run, ~10-15 min on 2 cores
+  bench/real_programs.sh                      # full run, ~30 min on 2 cores
   bench/real_programs.sh --quick --programs jq,xmllint
   bench/real_programs.sh --runs 9 --no-instructions
 EOF
@@ -124,7 +127,8 @@ cmd_of() {
 outputs_hash() {
 	local name=$1 out=$2 work=$3
 	case $name in
-	gcc) { cat "$out"; cat "$work/gen.o" 2>/dev/null || echo "no gen.o"; } | sha256sum | cut -d' ' -f1 ;;
+	gcc | g++) { cat "$out"; cat "$work/gen.o" 2>/dev/null || echo "no gen.o"; } | sha256sum | cut -d' ' -f1 ;;
+	cppcheck) { cat "$out"; cat "$work/cppcheck.txt" 2>/dev/null || echo "no cppcheck.txt"; } | sha256sum | cut -d' ' -f1 ;;
 	*) sha256sum <"$out" | cut -d' ' -f1 ;;
 	esac
 }
@@ -150,7 +154,8 @@ outputs_hash() {
 	[ -n "$ONLY_ALLOC" ] && cmd+=" --allocators $ONLY_ALLOC"
 	[ "$INSTRUCTIONS" = 0 ] && cmd+=" --no-instructions"
 	echo "rerun=$cmd"
-	bench_meta_common coreutils gawk jq libxml2-utils xsltproc gcc-12 git bash
+	bench_meta_common coreutils gawk jq libxml2-utils xsltproc gcc-12 git bash \
+		perl python3.11 lua5.4 ruby3.1 g++-12 cppcheck graphviz groff-base
 } >"$TMP/meta.txt"
 {
 	printf 'name\tmetric\tcommand\n'
