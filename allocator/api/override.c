@@ -38,23 +38,23 @@ static inline bool is_pow2(size_t a)
 
 /* ---- C API ---- */
 
-HS_EXPORT void *malloc(size_t n)
+HS_HOT HS_EXPORT void *malloc(size_t n)
 {
 	/* the slow paths set errno: the fast path needs no frame */
 	return hs_malloc_inline(n);
 }
 
-HS_EXPORT void free(void *p)
+HS_HOT HS_EXPORT void free(void *p)
 {
 	hs_free_inline(p, 0);
 }
 
-HS_EXPORT void *calloc(size_t count, size_t size)
+HS_HOT HS_EXPORT void *calloc(size_t count, size_t size)
 {
 	return hs_calloc(count, size);
 }
 
-HS_EXPORT void *realloc(void *p, size_t n)
+HS_HOT HS_EXPORT void *realloc(void *p, size_t n)
 {
 	return hs_realloc(p, n);
 }
@@ -81,7 +81,7 @@ static void *memalign_impl(size_t align, size_t n)
 	return p;
 }
 
-HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+HS_HOT HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (!is_pow2(align) || align < sizeof(void *))
 		return EINVAL;
@@ -95,7 +95,7 @@ HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	return 0;
 }
 
-HS_EXPORT void *aligned_alloc(size_t align, size_t n)
+HS_HOT HS_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (!is_pow2(align)) {
 		errno = EINVAL;
@@ -104,7 +104,7 @@ HS_EXPORT void *aligned_alloc(size_t align, size_t n)
 	return memalign_impl(align, n);
 }
 
-HS_EXPORT void *memalign(size_t align, size_t n)
+HS_HOT HS_EXPORT void *memalign(size_t align, size_t n)
 {
 	/* glibc: a non-power-of-two alignment is rounded up */
 	if (!is_pow2(align)) {
@@ -135,17 +135,17 @@ HS_EXPORT void *pvalloc(size_t n)
 	return memalign_impl(SYS_PAGE, n ? n : SYS_PAGE);
 }
 
-HS_EXPORT size_t malloc_usable_size(void *p)
+HS_HOT HS_EXPORT size_t malloc_usable_size(void *p)
 {
 	return hs_usable_size(p);
 }
 
-HS_EXPORT void free_sized(void *p, size_t size)
+HS_HOT HS_EXPORT void free_sized(void *p, size_t size)
 {
 	hs_free_inline(p, size);
 }
 
-HS_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+HS_HOT HS_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
 {
 	(void)align;
 	hs_free_inline(p, size);
@@ -214,31 +214,31 @@ static inline void *op_new_aligned(size_t n, size_t align, bool nothrow)
 }
 
 /* operator new(size_t), new[](size_t) */
-HS_EXPORT void *_Znwm(size_t n)
+HS_HOT HS_EXPORT void *_Znwm(size_t n)
 {
 	return op_new(n);
 }
-HS_EXPORT void *_Znam(size_t n)
+HS_HOT HS_EXPORT void *_Znam(size_t n)
 {
 	return op_new(n);
 }
 /* (size_t, const std::nothrow_t &) */
-HS_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
+HS_HOT HS_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
 {
 	(void)nt;
 	return op_new_nothrow(n);
 }
-HS_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
+HS_HOT HS_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
 {
 	(void)nt;
 	return op_new_nothrow(n);
 }
 /* (size_t, std::align_val_t) */
-HS_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
+HS_HOT HS_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
 {
 	return op_new_aligned(n, al, false);
 }
-HS_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
+HS_HOT HS_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
 {
 	return op_new_aligned(n, al, false);
 }
@@ -257,20 +257,20 @@ HS_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al,
 }
 
 /* operator delete(void *), delete[](void *) */
-HS_EXPORT void _ZdlPv(void *p)
+HS_HOT HS_EXPORT void _ZdlPv(void *p)
 {
 	hs_free_inline(p, 0);
 }
-HS_EXPORT void _ZdaPv(void *p)
+HS_HOT HS_EXPORT void _ZdaPv(void *p)
 {
 	hs_free_inline(p, 0);
 }
 /* (void *, size_t) */
-HS_EXPORT void _ZdlPvm(void *p, size_t n)
+HS_HOT HS_EXPORT void _ZdlPvm(void *p, size_t n)
 {
 	hs_free_inline(p, n);
 }
-HS_EXPORT void _ZdaPvm(void *p, size_t n)
+HS_HOT HS_EXPORT void _ZdaPvm(void *p, size_t n)
 {
 	hs_free_inline(p, n);
 }
@@ -286,23 +286,23 @@ HS_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
 	hs_free_inline(p, 0);
 }
 /* (void *, std::align_val_t) */
-HS_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
+HS_HOT HS_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
 {
 	(void)al;
 	hs_free_inline(p, 0);
 }
-HS_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
+HS_HOT HS_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
 {
 	(void)al;
 	hs_free_inline(p, 0);
 }
 /* (void *, size_t, std::align_val_t) */
-HS_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
+HS_HOT HS_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
 {
 	(void)al;
 	hs_free_inline(p, n);
 }
-HS_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
+HS_HOT HS_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
 {
 	(void)al;
 	hs_free_inline(p, n);

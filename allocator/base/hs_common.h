@@ -9,6 +9,14 @@
 #define HS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HS_NOINLINE __attribute__((noinline))
 #define HS_COLD __attribute__((cold, noinline))
+/* The fast paths and the slow paths most calls reach: each starts a
+ * 64-byte line, and all are together in .text.hot (the linker puts that
+ * section first).  Where they fell otherwise moved with any change to the
+ * library: one layout of the same code made glibc-simple (mimalloc-bench)
+ * 1.95 s instead of 1.20 on this machine's AMD EPYC (a change elsewhere
+ * in the library moved malloc and free 16 and 48 bytes), and A/B runs of
+ * two builds measured where their code fell as much as what changed. */
+#define HS_HOT __attribute__((aligned(64), section(".text.hot")))
 #define HS_EXPORT __attribute__((visibility("default")))
 
 /* A spin-wait hint to the CPU (pause / yield) for one round of a lock's

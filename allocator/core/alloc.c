@@ -73,7 +73,7 @@ size_t hs_alloc_size_for(size_t size, size_t align)
 	return (pages ? pages : 1) << HS_PAGE_SHIFT;
 }
 
-HS_NOINLINE void *hs_alloc_slow(size_t n)
+HS_HOT HS_NOINLINE void *hs_alloc_slow(size_t n)
 {
 	void *p = alloc_unsampled(n, 0);
 	if (HS_UNLIKELY(!p))
@@ -81,7 +81,7 @@ HS_NOINLINE void *hs_alloc_slow(size_t n)
 	return p;
 }
 
-HS_NOINLINE void *hs_alloc_sample_slow(size_t n, size_t align)
+HS_HOT HS_NOINLINE void *hs_alloc_sample_slow(size_t n, size_t align)
 {
 	void *p = hs_sample_alloc_slow(&hs_thread.sampler, n, align);
 	if (p)
@@ -92,7 +92,7 @@ HS_NOINLINE void *hs_alloc_sample_slow(size_t n, size_t align)
 	return p;
 }
 
-void *hs_alloc_aligned(size_t n, size_t align)
+HS_HOT void *hs_alloc_aligned(size_t n, size_t align)
 {
 	if (align <= HS_MIN_ALIGN)
 		return hs_malloc_inline(n);
@@ -101,7 +101,7 @@ void *hs_alloc_aligned(size_t n, size_t align)
 	return alloc_unsampled(n, align);
 }
 
-void *hs_calloc(size_t count, size_t size)
+HS_HOT void *hs_calloc(size_t count, size_t size)
 {
 	size_t n;
 	if (__builtin_mul_overflow(count, size, &n)) {
@@ -131,7 +131,7 @@ void *hs_calloc(size_t count, size_t size)
 	return p;
 }
 
-void *hs_realloc(void *p, size_t n)
+HS_HOT void *hs_realloc(void *p, size_t n)
 {
 	if (!p) {
 		p = hs_malloc_inline(n);

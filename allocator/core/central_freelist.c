@@ -331,7 +331,7 @@ static bool adopt(unsigned cls, unsigned shard, int want)
 	return moved;
 }
 
-int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
+HS_HOT int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
 			    void **tail, int n)
 {
 	if (shard >= NSH)
@@ -445,7 +445,7 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
  * (a tree freed in the order it was built gives long ones), each spliced
  * whole onto its span: one pagemap lookup and one span update per run
  * (xmllint: bench/README.md, "Allocator core figures"). */
-void hs_central_insert_chain(unsigned cls, void *head, int n)
+HS_HOT void hs_central_insert_chain(unsigned cls, void *head, int n)
 {
 	hs_assert(n > 0 && cls > 0 && cls < HS_NUM_CLASSES);
 	const hs_class_info_t *ci = &hs_classes[cls];
@@ -526,7 +526,7 @@ void hs_central_insert_chain(unsigned cls, void *head, int n)
 		hs_stat_add(HS_STAT_central_free_bytes, free_delta);
 }
 
-void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
+HS_HOT void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 {
 	hs_assert(n > 0 && cls > 0 && cls < HS_NUM_CLASSES);
 	if (n == hs_classes[cls].batch) {
@@ -551,7 +551,7 @@ void hs_central_insert_range(unsigned cls, void *head, void *tail, int n)
 	hs_central_insert_chain(cls, head, n);
 }
 
-bool hs_central_tc_full(unsigned cls, const void *obj)
+HS_HOT bool hs_central_tc_full(unsigned cls, const void *obj)
 {
 	const central_t *c = &centrals[hs_pagemap_lookup(obj)->shard][cls];
 	if (!__atomic_load_n(&c->tc, __ATOMIC_RELAXED))

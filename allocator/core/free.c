@@ -26,7 +26,7 @@ static HS_COLD void foreign_free(void *p)
 		       p);
 }
 
-HS_NOINLINE void hs_free_slow(void *p, size_t size_hint)
+HS_HOT HS_NOINLINE void hs_free_slow(void *p, size_t size_hint)
 {
 	if (!p)
 		return;
@@ -44,13 +44,13 @@ HS_NOINLINE void hs_free_slow(void *p, size_t size_hint)
 	hs_large_free(s);
 }
 
-HS_NOINLINE void hs_free_overflow(void *p, hs_tc_list_t *l)
+HS_HOT HS_NOINLINE void hs_free_overflow(void *p, hs_tc_list_t *l)
 {
 	hs_tcache_t *tc = hs_thread.tc;
 	hs_tc_overflow(tc, (unsigned)(l - tc->lists), p);
 }
 
-HS_NOINLINE void hs_free_remote(void *p, uintptr_t x, size_t size_hint)
+HS_HOT HS_NOINLINE void hs_free_remote(void *p, uintptr_t x, size_t size_hint)
 {
 	/* x: p's entry xor the thread's shard word; its class bits are the
 	 * entry's */

@@ -199,7 +199,7 @@ static void free_uncached(hs_tcache_t *tc, unsigned cls, void *p)
 	hs_central_insert_range(cls, p, p, 1);
 }
 
-void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
+HS_HOT void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
 {
 	if (tc->state != HS_TC_ACTIVE) {
 		free_uncached(tc, cls, p);
@@ -278,7 +278,7 @@ HS_NOINLINE bool hs_tc_activate(void)
 	return true;
 }
 
-HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
+HS_HOT HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 {
 	hs_tc_list_t *l = &tc->lists[cls];
 	hs_assert(cls > 0 && cls < HS_NUM_CLASSES);
@@ -331,7 +331,7 @@ HS_NOINLINE void *hs_tc_refill(hs_tcache_t *tc, unsigned cls)
 	return p;
 }
 
-HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
+HS_HOT HS_NOINLINE void hs_tc_overflow(hs_tcache_t *tc, unsigned cls, void *p)
 {
 	if (tc->state != HS_TC_ACTIVE) {
 		/* hs_tc_empty or hs_tc_dead (read-only): p goes back at once.
