@@ -124,6 +124,15 @@ int hs_os_decommit(void *p, size_t size)
 	return 0;
 }
 
+int hs_os_drop_clean(const void *p, size_t size)
+{
+	int saved = errno, r = 0;
+	if (madvise((void *)p, size, MADV_DONTNEED) != 0)
+		r = -errno;
+	errno = saved;
+	return r;
+}
+
 int hs_os_resident(const void *p, size_t npages, unsigned char *vec)
 {
 	if (mincore((void *)p, npages * 4096, vec) != 0)

@@ -52,6 +52,14 @@ int hs_lazy_commit(hs_lazy_t *l, size_t bytes, size_t step);
 /* Give the pages back to the OS (MADV_DONTNEED); contents read as zero
  * afterwards.  Returns 0 or -errno. */
 int hs_os_decommit(void *p, size_t size);
+/* Take [p, p + size) (4 KiB aligned) of a private file mapping whose
+ * pages this process never wrote out of its page tables (its RSS):
+ * MADV_DONTNEED, whose next read maps the file's page again from the
+ * page cache, which keeps it.  On a page the process did write (a
+ * copy-on-write copy) the write would be lost: callers pass only ranges
+ * of read-only segments that nothing relocates (sampling/unwind_tables.c).
+ * Keeps errno.  Returns 0 or -errno. */
+int hs_os_drop_clean(const void *p, size_t size);
 /* Which of the npages 4 KiB pages from p (4 KiB aligned) are resident:
  * vec[i] bit 0 (mincore(2)); a page swapped out reads as not resident.
  * Returns 0 or -errno. */

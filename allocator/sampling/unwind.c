@@ -182,13 +182,33 @@ static uint64_t object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 	return oid;
 }
 
+/* The objects a walk looked rules up in (cache misses), an address in
+ * each, at most MAX_LOOKED of them: their tables' pages are given back
+ * after the walk (unwind_tables.c). */
+#define MAX_LOOKED 4
+struct looked {
+	uintptr_t pc[MAX_LOOKED], lo[MAX_LOOKED];
+	int n;
+};
+
+static void looked_add(struct looked *l, uintptr_t pc, uintptr_t lo)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->lo[i] == lo)
+			return;
+	if (l->n < MAX_LOOKED) {
+		l->pc[l->n] = pc;
+		l->lo[l->n++] = lo;
+	}
+}
+
 /*
  * Walk from the registers (ip, sp, bp) of hs_unwind_capture.  Returns the
  * number of frames stored, or -1: a frame outside the subset, redo the
- * stack with libgcc.
+ * stack with libgcc.  The objects whose rules were looked up go to *l.
  */
 static HS_NOINLINE int fast_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp,
-				 uint64_t *out, uint32_t max)
+				 uint64_t *out, uint32_t max, struct looked *l)
 {
 	uint32_t n = 0, skip_fixed = 2;
 	int skipping = 1;
@@ -219,6 +239,7 @@ static HS_NOINLINE int fast_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp,
 		if (HS_UNLIKELY(!hs_unwind_cache_get(ip, oid, &r))) {
 			r = hs_unwind_rule(ip, lo, hi);
 			hs_unwind_cache_put(ip, oid, &r);
+			looked_add(l, ip - 1, lo);
 		}
 		kind = r.flags & 0x0f;
 		if (kind == RULE_LAST)
@@ -297,6 +318,7 @@ HS_NOINLINE uint32_t hs_unwind_capture(uint64_t *out, uint32_t max)
 #ifdef HAVE_FAST_WALK
 	{
 		uintptr_t ip, sp, bp;
+		struct looked l;
 		int r;
 
 		/* RBP first (an output may be given RBP); the address after
@@ -306,7 +328,9 @@ HS_NOINLINE uint32_t hs_unwind_capture(uint64_t *out, uint32_t max)
 				 "mov %%rsp, %1\n\t"
 				 "lea 0(%%rip), %2"
 				 : "=r"(bp), "=r"(sp), "=r"(ip));
-		r = fast_walk(ip, sp, bp, out, max);
+		l.n = 0;
+		r = fast_walk(ip, sp, bp, out, max, &l);
+		hs_unwind_tables_release(l.pc, l.n);
 		if (r >= 0) {
 #ifdef HS_UNWIND_CHECK
 			__atomic_add_fetch(&check_fast, 1, __ATOMIC_RELAXED);

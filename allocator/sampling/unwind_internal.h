@@ -122,6 +122,13 @@ void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r);
 /* The identity of the object pc is in, and its mapping [*lo, *hi); 0 for
  * no object, or one that cannot be cached (unwind_cache.c).  *main: it
  * is the main program (never unloaded). */
+/* Gives back the pages of the unwind tables of the objects holding the n
+ * addresses pc[] (one in each), which rule lookups mapped: see
+ * unwind_tables.c for which pages, and why that loses nothing.  Takes the
+ * loader's lock (dl_iterate_phdr): call it with no allocator lock held.
+ * Thread-safe. */
+void hs_unwind_tables_release(const uintptr_t *pc, int n);
+
 uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi,
 			     int *main);
 
