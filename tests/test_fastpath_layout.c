@@ -19,7 +19,9 @@
  * - realloc and malloc_usable_size, which read the class from the entry
  *   (not the span): a block's usable size is its class's size, a realloc
  *   within the class keeps the block, one to the next class moves it
- *   with its bytes; a large block's interior has usable size 0.
+ *   with its bytes (from 64 KiB, into whole pages of the sampled region,
+ *   where later growth is in place); a large block's interior has usable
+ *   size 0.
  * Linked with libheapscope.a, sampling off (a sample is never in the
  * pagemap).
  */
@@ -35,6 +37,7 @@
 #include "core/pagemap.h"
 #include "core/size_class.h"
 #include "core/thread_cache.h"
+#include "sampling.h"
 
 static hs_tcache_t *my_cache(void)
 {
@@ -142,10 +145,15 @@ static void test_realloc_usable_size(void **state)
 		assert_int_equal(malloc_usable_size(p), size);
 		memset(p, (int)c, size);
 		assert_ptr_equal(realloc(p, hs_classes[c - 1].size + 1), p);
-		unsigned char *q = realloc(p, size + 1); /* class c + 1 */
+		/* class c + 1; from HS_REGION_GROW_MIN, whole pages of the
+		 * sampled region (sampling.h hs_region_alloc_growable) */
+		unsigned char *q = realloc(p, size + 1);
+		size_t want = hs_classes[c + 1].size;
+		if (size + 1 >= HS_REGION_GROW_MIN)
+			want = (size + HS_PAGE_SIZE) & ~(HS_PAGE_SIZE - 1);
 		assert_non_null(q);
 		assert_true(q != p);
-		assert_int_equal(malloc_usable_size(q), hs_classes[c + 1].size);
+		assert_int_equal(malloc_usable_size(q), want);
 		for (size_t i = 0; i < size; i++)
 			if (q[i] != (unsigned char)c)
 				fail_msg("class %u: byte %zu lost", c, i);

@@ -113,6 +113,67 @@ static void test_region_realloc(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* realloc growing a block past its size class from 64 KiB
+ * (HS_REGION_GROW_MIN) on: it moves once, into the region, and its later
+ * growth is in place while the pages after it are free; below 64 KiB it
+ * moves from class to class as before.  Steps of 12.5 % (Python's list
+ * growth) from 40000 B to 263320 B: 4 below 64 KiB, each a move or within
+ * the class, then 12 from 72081 B on: one move into the region, 11 in
+ * place. */
+static void test_region_realloc_growable(void **state)
+{
+	unsigned char *p, *q, *blocker;
+	size_t n = 40000, moves = 0, in_place = 0, region_steps = 0;
+	uint64_t large0 = mallinfo2().hblks;
+
+	(void)state;
+	malloc_trim(0);
+	p = malloc(n);
+	fill(p, n, 5);
+	assert_false(in_region(p));
+	while (n < 250000) {
+		size_t m = n + n / 8;
+		q = realloc(p, m);
+		assert_non_null(q);
+		check(q, n, 5);
+		fill(q, m, 5);
+		assert_int_equal(in_region(q), m >= 64 * KIB);
+		if (m >= 64 * KIB) {
+			/* whole region pages, as any region block */
+			assert_int_equal(malloc_usable_size(q),
+					 (m + PAGE - 1) / PAGE * PAGE);
+			in_place += q == p;
+			region_steps++;
+		}
+		moves += q != p;
+		p = q;
+		n = m;
+	}
+	print_message("40000 -> %zu B: %zu moves, %zu of %zu steps from "
+		      "64 KiB in place\n",
+		      n, moves, in_place, region_steps);
+	assert_int_equal(region_steps, 12);
+	assert_int_equal(in_place, region_steps - 1);
+	assert_true(moves >= 2);
+	assert_int_equal(mallinfo2().hblks, large0 + 1);
+	/* a block right after it: the next growth moves it (a copy), and
+	 * it stays a region block */
+	blocker = malloc(300 * KIB);
+	assert_ptr_equal(blocker, p + malloc_usable_size(p));
+	q = realloc(p, n + n / 8);
+	assert_ptr_not_equal(q, p);
+	assert_true(in_region(q));
+	check(q, n, 5);
+	/* shrinking below half: out of the region */
+	p = realloc(q, 1000);
+	assert_false(in_region(p));
+	check(p, 1000, 5);
+	free(p);
+	free(blocker);
+	assert_int_equal(mallinfo2().hblks, large0);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* A block turns into a sample on realloc, and back, without moving:
  * sampled growth gives it a record (sample_alloc), unsampled growth
  * releases it (sample_free). */
@@ -288,6 +349,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_placement),
 		cmocka_unit_test(test_region_realloc),
+		cmocka_unit_test(test_region_realloc_growable),
 		cmocka_unit_test(test_sampled_transitions),
 		cmocka_unit_test(test_mallinfo_sampled),
 		cmocka_unit_test(test_region_calloc),

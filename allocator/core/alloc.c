@@ -131,6 +131,28 @@ HS_HOT void *hs_calloc(size_t count, size_t size)
 	return p;
 }
 
+/* realloc's move of p (old bytes) into a new block of n bytes that later
+ * growth can extend in place (hs_region_alloc_growable); a sampled or
+ * unplaceable one as any allocation of n.  NULL (ENOMEM) keeps p. */
+static void *move_growable(void *p, size_t old, size_t n)
+{
+	void *q = NULL;
+
+	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_thread.sampler, n)))
+		q = hs_sample_alloc_slow(&hs_thread.sampler, n, 0);
+	if (!q)
+		q = hs_region_alloc_growable(n);
+	if (!q)
+		q = alloc_unsampled(n, 0);
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(q, p, old);
+	hs_free_inline(p, 0);
+	return q;
+}
+
 HS_HOT void *hs_realloc(void *p, size_t n)
 {
 	if (!p) {
@@ -170,6 +192,8 @@ HS_HOT void *hs_realloc(void *p, size_t n)
 			}
 			if (!q && hs_region_grow(p, n))
 				return p; /* unsampled now, grown in place */
+			if (!q && n <= HS_MAX_SMALL_SIZE)
+				q = hs_region_alloc_growable(n);
 			if (!q)
 				q = alloc_unsampled(n, 0);
 			if (!q) {
@@ -192,6 +216,11 @@ HS_HOT void *hs_realloc(void *p, size_t n)
 			if (n <= HS_MAX_SMALL_SIZE &&
 			    hs_size_to_class(n) == cls)
 				return p;
+			/* grown past its class, and big: a region block,
+			 * which the next growth extends in place */
+			if (n > old && n >= HS_REGION_GROW_MIN &&
+			    n <= HS_MAX_SMALL_SIZE)
+				return move_growable(p, old, n);
 		} else {
 			hs_span_t *s = hs_pm_entry_span(e);
 			/* an interior pointer of a large span is not owned

@@ -2,7 +2,8 @@
 /*
  * allocator/region/blocks.c - the large unsampled blocks of the sampled
  * region (hs_region_alloc, over HS_MAX_SMALL_SIZE and up to
- * HEAPSCOPE_REGION_BLOCK_MAX, default 64 MiB): their runs carry
+ * HEAPSCOPE_REGION_BLOCK_MAX, default 64 MiB; and hs_region_alloc_growable,
+ * from HS_REGION_GROW_MIN, for blocks realloc grows): their runs carry
  * HS_REGION_PLAIN instead of a registry slot, have no record and fire no
  * probe.  Large blocks, sampled or not, then draw on one pool of pages:
  * with a separate page heap for the unsampled ones, the pages each pool
@@ -59,11 +60,23 @@ void hs_region_block_free_locked(uint32_t page)
 	hs_region_publish_cache();
 }
 
+static void *region_alloc(size_t n);
+
 void *hs_region_alloc(size_t n)
+{
+	return n > HS_MAX_SMALL_SIZE ? region_alloc(n) : NULL;
+}
+
+void *hs_region_alloc_growable(size_t n)
+{
+	return n >= HS_REGION_GROW_MIN ? region_alloc(n) : NULL;
+}
+
+static void *region_alloc(size_t n)
 {
 	uint32_t page;
 
-	if (n <= HS_MAX_SMALL_SIZE || n > hs_region_block_max() ||
+	if (n > hs_region_block_max() ||
 	    !__atomic_load_n(&hs_sampled_size, __ATOMIC_ACQUIRE))
 		return NULL;
 	hs_region_lock();

@@ -238,7 +238,7 @@ bool hs_region_grow(void *p, size_t n)
 	struct hs_sample_acct acct;
 	uint64_t t;
 
-	if (n <= HS_MAX_SMALL_SIZE || n > hs_region_block_max())
+	if (n < HS_REGION_GROW_MIN || n > hs_region_block_max())
 		return false;
 	guarded = hs_guard_enter();
 	lifetime =
