@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -121,12 +122,20 @@ static size_t mapped_pages(struct range r)
 }
 
 /* Every function of f[0..n) once (the test runs with
- * HEAPSCOPE_SAMPLE_RATE=1: every allocation is sampled). */
+ * HEAPSCOPE_SAMPLE_RATE=1: every allocation is sampled), then, past the
+ * 100 ms between two releases, one capture more, whose release gives back
+ * what the last ones mapped. */
 static void call_all(const ut_func_t *f, size_t n)
 {
+	struct timespec pause = {0, 150 * 1000 * 1000};
+	void *volatile last;
+
 	assert_int_equal(heapscope_get_sample_period(), 1);
 	for (size_t i = 0; i < n; i++)
 		free(f[i](64));
+	nanosleep(&pause, NULL);
+	last = malloc(24); /* volatile: a malloc-free pair is optimised away */
+	free(last);
 }
 
 /* The program's own tables: mapped by a lookup, given back by the

@@ -330,7 +330,10 @@ HS_NOINLINE uint32_t hs_unwind_capture(uint64_t *out, uint32_t max)
 				 : "=r"(bp), "=r"(sp), "=r"(ip));
 		l.n = 0;
 		r = fast_walk(ip, sp, bp, out, max, &l);
-		hs_unwind_tables_release(l.pc, l.n);
+		if (l.n)
+			hs_unwind_tables_looked(l.pc, l.lo, l.n);
+		else
+			hs_unwind_tables_tick();
 		if (r >= 0) {
 #ifdef HS_UNWIND_CHECK
 			__atomic_add_fetch(&check_fast, 1, __ATOMIC_RELAXED);

@@ -122,12 +122,17 @@ void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r);
 /* The identity of the object pc is in, and its mapping [*lo, *hi); 0 for
  * no object, or one that cannot be cached (unwind_cache.c).  *main: it
  * is the main program (never unloaded). */
-/* Gives back the pages of the unwind tables of the objects holding the n
- * addresses pc[] (one in each), which rule lookups mapped: see
- * unwind_tables.c for which pages, and why that loses nothing.  Takes the
- * loader's lock (dl_iterate_phdr): call it with no allocator lock held.
- * Thread-safe. */
-void hs_unwind_tables_release(const uintptr_t *pc, int n);
+/* A walk looked rules up in the n objects whose mappings start at lo[],
+ * an address pc[] in each: their unwind tables' pages (which the lookups
+ * mapped) are given back, with those of the objects noted before, at
+ * most once per 100 ms (unwind_tables.c says which pages, and why that
+ * loses nothing).  Takes the loader's lock (dl_iterate_phdr) when it
+ * releases: call it with no allocator lock held.  Thread-safe. */
+void hs_unwind_tables_looked(const uintptr_t *pc, const uintptr_t *lo, int n);
+/* The release of hs_unwind_tables_looked, if one is due: after every
+ * capture, so that pages noted by a walk go back within ~100 ms of the
+ * next capture.  Thread-safe. */
+void hs_unwind_tables_tick(void);
 
 uint64_t hs_unwind_object_of(uintptr_t pc, uintptr_t *lo, uintptr_t *hi,
 			     int *main);

@@ -13,10 +13,11 @@
  * file pages at the default period; small programs 40-130 KiB of
  * libc's.  They are clean pages of a private read-only file mapping, so
  * MADV_DONTNEED takes them out of the page tables at no loss: the page
- * cache keeps them and the next lookup maps them again (cc1: +6 % minor
- * faults, one madvise per capture that looked a rule up; the cache of
- * rules, unwind_cache.c, makes those rare once a program's stacks have
- * been seen).
+ * cache keeps them and the next lookup maps them again.  The objects a
+ * capture looked rules up in are noted, and their pages given back at most
+ * once per RELEASE_MS, by the first capture after it (the cache of rules,
+ * unwind_cache.c, makes lookups rare once a program's stacks have been
+ * seen).
  *
  * Only where nothing can have written the pages: the range runs from the
  * first page wholly after the start of .eh_frame_hdr (PT_GNU_EH_FRAME) to
@@ -33,14 +34,26 @@
  */
 #include <elf.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "base/clock.h"
 #include "base/os.h"
 #include "sampling/unwind_internal.h"
 
 #if defined(__x86_64__)
 
 #define PAGE 4096u
+/* At most one release per RELEASE_MS: a lookup after a release maps its
+ * pages again, 5-7 faults of ~20 us each here (fault-around, a guest's
+ * fault), so releasing after every capture that looked something up cost
+ * cc1 1,100 faults (~0.5 % of its time); once per 100 ms bounds that cost
+ * to ~0.15 % of any program's time.  The pages mapped meanwhile are the
+ * RSS sampling's stacks still cost. */
+#define RELEASE_MS 100u
+/* Objects with pages to give back, at most (a full set is released at
+ * once). */
+#define PENDING 8
 
 struct drop {
 	const uintptr_t *pc;
@@ -109,12 +122,85 @@ static int drop_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return d->left <= 0; /* every object seen: stop */
 }
 
-void hs_unwind_tables_release(const uintptr_t *pc, int n)
-{
-	struct drop d = {pc, n, n};
+/* Objects whose tables lookups mapped since the last release: a lookup
+ * address in each (lo is the object's mapping start, its key).  A slot is
+ * taken by a CAS of its lo from 0; its pc follows.  Best effort: a slot
+ * the release finds with no pc yet is cleared, and the object comes back
+ * with its next lookup. */
+static struct {
+	uintptr_t lo, pc;
+} pending[PENDING];
+static uint32_t npending; /* slots taken since the last release (a hint) */
+static uint32_t last_ms;  /* the last release, coarse ms */
 
-	if (n > 0)
+/* Gives back the tables of the pending objects. */
+static void release_pending(void)
+{
+	uintptr_t pc[PENDING];
+	int n = 0;
+
+	__atomic_store_n(&npending, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < PENDING; i++) {
+		uintptr_t p = __atomic_load_n(&pending[i].pc, __ATOMIC_ACQUIRE);
+
+		if (__atomic_exchange_n(&pending[i].lo, 0, __ATOMIC_ACQ_REL) &&
+		    p) {
+			__atomic_store_n(&pending[i].pc, 0, __ATOMIC_RELAXED);
+			pc[n++] = p;
+		}
+	}
+	if (n > 0) {
+		struct drop d = {pc, n, n};
+
 		dl_iterate_phdr(drop_object, &d);
+	}
+}
+
+/* true when (lo, pc) is pending now; false when every slot is taken. */
+static bool add_pending(uintptr_t lo, uintptr_t pc)
+{
+	for (int i = 0; i < PENDING; i++) {
+		uintptr_t cur =
+			__atomic_load_n(&pending[i].lo, __ATOMIC_ACQUIRE);
+
+		if (cur == lo)
+			return true;
+		if (cur == 0 && __atomic_compare_exchange_n(
+					&pending[i].lo, &cur, lo, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&pending[i].pc, pc, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&npending, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+		if (cur == lo)
+			return true;
+	}
+	return false;
+}
+
+void hs_unwind_tables_looked(const uintptr_t *pc, const uintptr_t *lo, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!add_pending(lo[i], pc[i])) {
+			release_pending();
+			add_pending(lo[i], pc[i]);
+		}
+	hs_unwind_tables_tick();
+}
+
+void hs_unwind_tables_tick(void)
+{
+	uint32_t now, last;
+
+	if (!__atomic_load_n(&npending, __ATOMIC_RELAXED))
+		return;
+	now = hs_clock_coarse_ms();
+	last = __atomic_load_n(&last_ms, __ATOMIC_RELAXED);
+	if (now - last < RELEASE_MS ||
+	    !__atomic_compare_exchange_n(&last_ms, &last, now, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	release_pending();
 }
 
 #endif /* __x86_64__ */
