@@ -13,9 +13,11 @@
  * 64-byte line, and all are together in .text.hot (the linker puts that
  * section first).  Where they fell otherwise moved with any change to the
  * library: one layout of the same code made glibc-simple (mimalloc-bench)
- * 1.95 s instead of 1.20 on this machine's AMD EPYC (a change elsewhere
- * in the library moved malloc and free 16 and 48 bytes), and A/B runs of
- * two builds measured where their code fell as much as what changed. */
+ * 1.95 s instead of 1.20 on this machine's AMD EPYC (code added in
+ * sampling/ had moved malloc's and free's starts within their 64-byte
+ * lines from 16 and 48 to 32 and 0, and every other function), and A/B
+ * runs of two builds measured where their code fell as much as what
+ * changed. */
 #define HS_HOT __attribute__((aligned(64), section(".text.hot")))
 #define HS_EXPORT __attribute__((visibility("default")))
 
