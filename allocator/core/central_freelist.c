@@ -332,7 +332,7 @@ static bool adopt(unsigned cls, unsigned shard, int want)
 }
 
 HS_HOT int hs_central_remove_range(unsigned cls, unsigned shard, void **head,
-			    void **tail, int n)
+				   void **tail, int n)
 {
 	if (shard >= NSH)
 		shard = 0;

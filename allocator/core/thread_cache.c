@@ -199,7 +199,8 @@ static void free_uncached(hs_tcache_t *tc, unsigned cls, void *p)
 	hs_central_insert_range(cls, p, p, 1);
 }
 
-HS_HOT void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard, void *p)
+HS_HOT void hs_tc_remote_full(hs_tcache_t *tc, unsigned cls, unsigned shard,
+			      void *p)
 {
 	if (tc->state != HS_TC_ACTIVE) {
 		free_uncached(tc, cls, p);
