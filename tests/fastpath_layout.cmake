@@ -11,3 +11,10 @@ target_link_libraries(test_fastpath_layout PRIVATE heapscope_static
 add_test(NAME alloc_fastpath_layout COMMAND test_fastpath_layout)
 set_tests_properties(alloc_fastpath_layout PROPERTIES TIMEOUT 120
   LABELS "unit;allocator" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")
+
+# The fast paths and the common slow paths start 64-byte lines (HS_HOT):
+# their place in their lines no longer moves with the rest of the library.
+add_test(NAME alloc_hot_layout COMMAND
+  ${CMAKE_CURRENT_SOURCE_DIR}/test_hot_layout.sh $<TARGET_FILE:heapscope>)
+set_tests_properties(alloc_hot_layout PROPERTIES TIMEOUT 60
+  LABELS "unit;allocator")
