@@ -45,10 +45,10 @@
 
 #define PAGE 4096u
 /* At most one release per RELEASE_MS: a lookup after a release maps its
- * pages again, 5-7 faults of ~20 us each here (fault-around, a guest's
- * fault), so releasing after every capture that looked something up cost
- * cc1 1,100 faults (~0.5 % of its time); once per 100 ms bounds that cost
- * to ~0.15 % of any program's time.  The pages mapped meanwhile are the
+ * pages again, 5-7 faults of 9-17 us each here (fault-around, a guest's
+ * fault: bench/build/fault_cost), so releasing after every capture that
+ * looked something up cost cc1 1,170 faults (~0.4 % of its time); once
+ * per 100 ms bounds that cost to ~0.1 % of any program's time.  The pages mapped meanwhile are the
  * RSS sampling's stacks still cost. */
 #define RELEASE_MS 100u
 /* Objects with pages to give back, at most (a full set is released at
