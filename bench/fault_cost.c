@@ -13,7 +13,10 @@
  *          (fault-around), as a lookup in unwind tables does;
  *   anon   a write to each 4 KiB page of 64 MiB of fresh anonymous memory,
  *          then again after MADV_DONTNEED (zeroed pages, as a page heap
- *          span released and reused).
+ *          span released and reused);
+ *   populate  the same 64 MiB faulted in by MADV_POPULATE_WRITE calls of
+ *          1, 4, 8, 16 and 64 pages, per page (what carving a fresh span
+ *          does: core/central_freelist.c populate_carve).
  * Time, not counts: run it on a quiet machine.
  */
 #include <fcntl.h>
@@ -22,6 +25,10 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 #define MAX_ROUNDS 1000
 
@@ -52,7 +59,8 @@ int main(int argc, char **argv)
 		argc > 1 ? argv[1] : "/usr/lib/x86_64-linux-gnu/libc.so.6";
 	int rounds = argc > 2 ? atoi(argv[2]) : 50;
 	static double file_us[MAX_ROUNDS], fresh_us[MAX_ROUNDS],
-		again_us[MAX_ROUNDS];
+		again_us[MAX_ROUNDS], pop_us[5][MAX_ROUNDS];
+	static const size_t batch[5] = {1, 4, 8, 16, 64};
 	const size_t anon_len = (size_t)64 << 20;
 	volatile unsigned long sink = 0;
 
@@ -100,6 +108,18 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < anon_len; i += 4096)
 			a[i] = 1;
 		again_us[r] = (now_us() - t) / (double)(anon_len / 4096);
+		for (int b = 0; b < 5; b++) {
+			size_t step = batch[b] * 4096;
+			madvise(a, anon_len, MADV_DONTNEED);
+			t = now_us();
+			for (size_t i = 0; i < anon_len; i += step)
+				if (madvise(a + i, step, MADV_POPULATE_WRITE)) {
+					perror("madvise(MADV_POPULATE_WRITE)");
+					return 1;
+				}
+			pop_us[b][r] =
+				(now_us() - t) / (double)(anon_len / 4096);
+		}
 		munmap(a, anon_len);
 	}
 	printf("file (fault-around, %s): %.2f us per fault\n", path,
@@ -107,5 +127,9 @@ int main(int argc, char **argv)
 	printf("anon, fresh: %.2f us per fault\n", median(fresh_us, rounds));
 	printf("anon, after MADV_DONTNEED: %.2f us per fault\n",
 	       median(again_us, rounds));
+	for (int b = 0; b < 5; b++)
+		printf("anon, MADV_POPULATE_WRITE of %zu pages a call: %.2f us "
+		       "per page\n",
+		       batch[b], median(pop_us[b], rounds));
 	return sink == 42;
 }

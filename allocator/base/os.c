@@ -140,6 +140,23 @@ int hs_os_resident(const void *p, size_t npages, unsigned char *vec)
 	return 0;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+static int populate_off; /* the advice was refused once: not again */
+
+void hs_os_populate_write(void *p, size_t size)
+{
+	if (__atomic_load_n(&populate_off, __ATOMIC_RELAXED))
+		return;
+	int saved = errno;
+	if (madvise(p, size, MADV_POPULATE_WRITE) != 0 &&
+	    (errno == EINVAL || errno == EPERM || errno == ENOSYS))
+		__atomic_store_n(&populate_off, 1, __ATOMIC_RELAXED);
+	errno = saved;
+}
+
 int hs_os_nohugepage(void *p, size_t size)
 {
 	if (madvise(p, size, MADV_NOHUGEPAGE) != 0)

@@ -64,6 +64,16 @@ int hs_os_drop_clean(const void *p, size_t size);
  * vec[i] bit 0 (mincore(2)); a page swapped out reads as not resident.
  * Returns 0 or -errno. */
 int hs_os_resident(const void *p, size_t npages, unsigned char *vec);
+/* Fault in [p, p + size) (4 KiB aligned, writable) for writing, in one
+ * call (MADV_POPULATE_WRITE, Linux 5.14): on this project's VMs a write
+ * fault costs ~11 us, a page populated 2.4 us alone, 0.8-0.9 us in calls
+ * of 8-16 pages (bench/fault_cost).  Only for pages the caller writes next
+ * anyway: it never adds to RSS what the writes would not.  A kernel or a
+ * seccomp filter that refuses the advice (EINVAL, EPERM, ENOSYS) turns it off
+ * for the process; other errors (ENOMEM, EINTR) are left to the writes
+ * that follow, which fault as they would have.  errno is kept.
+ * Thread-safe. */
+void hs_os_populate_write(void *p, size_t size);
 /* madvise(MADV_NOHUGEPAGE) / (MADV_HUGEPAGE).  Returns 0 or -errno. */
 int hs_os_nohugepage(void *p, size_t size);
 int hs_os_hugepage(void *p, size_t size);
