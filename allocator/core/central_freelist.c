@@ -210,17 +210,16 @@ static uint32_t listed(const hs_span_t *s, const hs_class_info_t *ci)
  * own under the class lock: ~11 us a fault on this project's VMs, where
  * MADV_POPULATE_WRITE costs 2.4 us a page one page a call, 0.8-0.9 us
  * in calls of 8-16 (bench/fault_cost).  So the carve's pages are
- * faulted in first, one call per run of adjacent pages: all the pages of
- * the m objects when they are at most POPULATE_WHOLE bytes (the program
- * writes the objects it asked for; whole objects, as carving writes only
- * the first word of one over 4 KiB, and gawk's 11200-byte blocks then
- * faulted page by page in gawk's own code), else each object's first
- * page, the one carving writes.  Measured (bench/README.md, "Carving
- * populated"): system time xmllint 0.31 -> 0.08 s, xsltproc 0.57 ->
- * 0.19, gawk 0.32 -> 0.10; peak RSS unchanged.  first's page is left
- * out unless first starts it: the previous carve wrote it, so a carve
- * within one page (32 objects of 64 bytes) makes no call that would find
- * nothing to do. */
+ * faulted in first: one call for all the pages of the m objects when
+ * they are at most POPULATE_WHOLE bytes (the program writes the objects
+ * it asked for; whole objects, as carving writes only the first word of
+ * one over 4 KiB, and gawk's 11200-byte blocks then faulted page by page
+ * in gawk's own code), else one call per object for its first page, the
+ * one carving writes.  Measured (bench/README.md, "Carving populated"):
+ * system time xmllint 0.31 -> 0.08 s, xsltproc 0.57 -> 0.19, gawk 0.32
+ * -> 0.10; peak RSS unchanged.  first's page is left out unless first
+ * starts it: the previous carve wrote it, so a carve within one page (32
+ * objects of 64 bytes) makes no call that would find nothing to do. */
 #define POPULATE_WHOLE 16384
 static void populate_carve(char *first, size_t size, uint32_t m)
 {
@@ -234,18 +233,12 @@ static void populate_carve(char *first, size_t size, uint32_t m)
 			hs_os_populate_write((void *)lo, hi - lo);
 		return;
 	}
-	lo = (uintptr_t)first & ~(uintptr_t)4095;
-	hi = lo + 4096;
-	for (uint32_t i = 1; i < m; i++) {
+	/* objects over 4 KiB: no two first pages are adjacent */
+	for (uint32_t i = 0; i < m; i++) {
 		uintptr_t pg = ((uintptr_t)first + (size_t)i * size) &
 			       ~(uintptr_t)4095;
-		if (pg > hi) {
-			hs_os_populate_write((void *)lo, hi - lo);
-			lo = pg;
-		}
-		hi = pg + 4096;
+		hs_os_populate_write((void *)pg, 4096);
 	}
-	hs_os_populate_write((void *)lo, hi - lo);
 }
 
 /* Moves up to `want` objects of span s (class ci) onto the front of

@@ -40,7 +40,10 @@ typedef struct hs_span {
 	uint8_t size_class; /* 0 = large block or free span */
 	uint8_t location;   /* enum hs_span_location */
 	uint8_t in_list;    /* on the central nonempty list */
-	uint8_t zeroed;	    /* large: all bytes known zero at alloc */
+	uint8_t zeroed;	    /* all bytes known zero (pages untouched) when
+			     * the page heap handed it out: calloc skips a
+			     * large block's memset, carving populates a
+			     * small span's pages (central_freelist.c) */
 	uint8_t shard;	    /* small: central list shard the span is on */
 	/* 64-byte aligned: the pagemap's entries use the low bits */
 } __attribute__((aligned(64))) hs_span_t;
