@@ -67,9 +67,9 @@ static void count(void *p, int sign)
 	long v = __atomic_add_fetch(&live, sign * (long)next_usable(p),
 				    __ATOMIC_RELAXED);
 	long q = __atomic_load_n(&peak, __ATOMIC_RELAXED);
-	while (v > q && !__atomic_compare_exchange_n(&peak, &q, v, 0,
-						     __ATOMIC_RELAXED,
-						     __ATOMIC_RELAXED))
+	while (v > q &&
+	       !__atomic_compare_exchange_n(&peak, &q, v, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
 		;
 }
 
