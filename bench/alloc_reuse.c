@@ -20,7 +20,6 @@
  * LD_PRELOAD="alloc_reuse.so liballocator.so" program ...
  * (bench/alloc_reuse.sh builds it and runs a command under each allocator).
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +27,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "next_alloc.h"
 
 #define TAB_BITS 22
 #define TAB_N ((size_t)1 << TAB_BITS)
@@ -41,47 +42,6 @@ static __thread uint16_t me;
 
 static unsigned long long calloc_calls, calloc_bytes, calloc_fresh;
 static unsigned long long all_bytes, other_thread_bytes;
-
-static void *(*real_malloc)(size_t);
-static void (*real_free)(void *);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static void *(*real_memalign)(size_t, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_new)(size_t), *(*real_new_array)(size_t);
-
-/* While dlsym runs (it may allocate): memory from a static buffer. */
-static int resolving;
-static char early[1 << 16];
-static size_t early_used;
-
-static void *early_alloc(size_t n)
-{
-	n = (n + 15) & ~(size_t)15;
-	if (early_used + n > sizeof(early))
-		return NULL;
-	void *p = early + early_used;
-	early_used += n;
-	return p;
-}
-
-static void resolve(void)
-{
-	if (real_malloc || resolving)
-		return;
-	resolving = 1;
-	real_calloc = dlsym(RTLD_NEXT, "calloc");
-	real_free = dlsym(RTLD_NEXT, "free");
-	real_realloc = dlsym(RTLD_NEXT, "realloc");
-	real_memalign = dlsym(RTLD_NEXT, "memalign");
-	real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	real_new = dlsym(RTLD_NEXT, "_Znwm");
-	real_new_array = dlsym(RTLD_NEXT, "_Znam");
-	real_malloc = dlsym(RTLD_NEXT, "malloc");
-	resolving = 0;
-}
 
 /* Records [p, p + n) as handed to this thread; returns its bytes on
  * pages never handed out before.  Caller holds mu. */
@@ -147,47 +107,48 @@ static void note(const void *p, size_t n, int is_calloc)
 
 void *malloc(size_t n)
 {
-	resolve();
-	if (!real_malloc)
-		return early_alloc(n);
-	void *p = real_malloc(n);
+	next_resolve();
+	if (!next.malloc)
+		return next_early_alloc(n);
+	void *p = next.malloc(n);
 	note(p, n, 0);
 	return p;
 }
 
 void *calloc(size_t c, size_t s)
 {
-	resolve();
+	next_resolve();
 	size_t n;
 	if (__builtin_mul_overflow(c, s, &n))
 		n = SIZE_MAX;
-	if (!real_calloc) /* the static buffer is zero */
-		return n == SIZE_MAX ? NULL : early_alloc(n);
-	void *p = real_calloc(c, s);
+	if (!next.calloc) /* the static buffer is zero */
+		return n == SIZE_MAX ? NULL : next_early_alloc(n);
+	void *p = next.calloc(c, s);
 	note(p, n, 1);
 	return p;
 }
 
 void free(void *p)
 {
-	if ((char *)p >= early && (char *)p < early + sizeof(early))
+	if (next_is_early(p))
 		return;
-	resolve();
-	real_free(p);
+	next_resolve();
+	next.free(p);
 }
 
 void *realloc(void *old, size_t n)
 {
-	resolve();
-	if ((char *)old >= early && (char *)old < early + sizeof(early)) {
+	next_resolve();
+	if (next_is_early(old)) {
 		/* an early block's size is unknown: copy what can be there */
-		size_t room = (size_t)(early + sizeof(early) - (char *)old);
+		size_t room =
+			(size_t)(next_early + sizeof(next_early) - (char *)old);
 		void *p = malloc(n);
 		if (p)
 			memcpy(p, old, n < room ? n : room);
 		return p;
 	}
-	void *p = real_realloc(old, n);
+	void *p = next.realloc(old, n);
 	if (p != old)
 		note(p, n, 0);
 	return p;
@@ -195,16 +156,16 @@ void *realloc(void *old, size_t n)
 
 void *memalign(size_t align, size_t n)
 {
-	resolve();
-	void *p = real_memalign(align, n);
+	next_resolve();
+	void *p = next.memalign(align, n);
 	note(p, n, 0);
 	return p;
 }
 
 int posix_memalign(void **out, size_t align, size_t n)
 {
-	resolve();
-	int r = real_posix_memalign(out, align, n);
+	next_resolve();
+	int r = next.posix_memalign(out, align, n);
 	if (r == 0)
 		note(*out, n, 0);
 	return r;
@@ -212,8 +173,8 @@ int posix_memalign(void **out, size_t align, size_t n)
 
 void *aligned_alloc(size_t align, size_t n)
 {
-	resolve();
-	void *p = real_aligned_alloc(align, n);
+	next_resolve();
+	void *p = next.aligned_alloc(align, n);
 	note(p, n, 0);
 	return p;
 }
@@ -227,16 +188,16 @@ void *_Znam(size_t n);
 
 void *_Znwm(size_t n)
 {
-	resolve();
-	void *p = real_new(n);
+	next_resolve();
+	void *p = next.new_(n);
 	note(p, n, 0);
 	return p;
 }
 
 void *_Znam(size_t n)
 {
-	resolve();
-	void *p = real_new_array(n);
+	next_resolve();
+	void *p = next.new_array(n);
 	note(p, n, 0);
 	return p;
 }

@@ -5,11 +5,13 @@
  * production):
  *
  *   cc -O2 -shared -fPIC -o live_bytes.so bench/live_bytes.c -ldl
+ *   (bench/next_alloc.h finds the next allocator's functions)
  *   LD_PRELOAD="./live_bytes.so $ALLOCATOR" program...
  *
  * Counts malloc_usable_size of every block between its allocation and
  * its free (malloc, calloc, realloc, memalign, posix_memalign,
- * aligned_alloc), and prints at exit, on stderr:
+ * aligned_alloc; not C++'s operator new, which heapscope, mimalloc and
+ * tcmalloc export and serve past malloc), and prints at exit, on stderr:
  *
  *   live_bytes: peak KIB
  *
@@ -22,49 +24,18 @@
  * and so does its peak RSS (bench/README.md, "rptestN's live set").
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 
+#include "next_alloc.h"
+
 static long live, peak;
-static void *(*next_malloc)(size_t);
-static void *(*next_calloc)(size_t, size_t);
-static void *(*next_realloc)(void *, size_t);
-static void *(*next_memalign)(size_t, size_t);
-static int (*next_posix_memalign)(void **, size_t, size_t);
-static void *(*next_aligned_alloc)(size_t, size_t);
-static void (*next_free)(void *);
-static size_t (*next_usable)(void *);
-
-/* dlsym may call calloc before next_calloc is known: served from here,
- * never freed to the next allocator */
-static char boot[4096] __attribute__((aligned(16)));
-static size_t boot_used;
-
-static int from_boot(const void *p)
-{
-	return (const char *)p >= boot && (const char *)p < boot + sizeof(boot);
-}
-
-static void resolve(void)
-{
-	if (next_free)
-		return;
-	next_calloc = dlsym(RTLD_NEXT, "calloc");
-	next_malloc = dlsym(RTLD_NEXT, "malloc");
-	next_realloc = dlsym(RTLD_NEXT, "realloc");
-	next_memalign = dlsym(RTLD_NEXT, "memalign");
-	next_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	next_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	next_usable = dlsym(RTLD_NEXT, "malloc_usable_size");
-	next_free = dlsym(RTLD_NEXT, "free");
-}
 
 static void count(void *p, int sign)
 {
-	if (!p || from_boot(p))
+	if (!p || next_is_early(p))
 		return;
-	long v = __atomic_add_fetch(&live, sign * (long)next_usable(p),
+	long v = __atomic_add_fetch(&live, sign * (long)next.usable_size(p),
 				    __ATOMIC_RELAXED);
 	long q = __atomic_load_n(&peak, __ATOMIC_RELAXED);
 	while (v > q &&
@@ -75,35 +46,35 @@ static void count(void *p, int sign)
 
 void *malloc(size_t n)
 {
-	resolve();
-	void *p = next_malloc(n);
+	next_resolve();
+	if (!next.malloc)
+		return next_early_alloc(n);
+	void *p = next.malloc(n);
 	count(p, 1);
 	return p;
 }
 
 void *calloc(size_t k, size_t n)
 {
-	if (!next_calloc) {
-		/* only dlsym's own request, while resolve() runs */
-		size_t want = (k * n + 15) & ~(size_t)15;
-		if (boot_used + want > sizeof(boot))
+	next_resolve();
+	if (!next.calloc) { /* the static buffer is zero */
+		size_t bytes;
+		if (__builtin_mul_overflow(k, n, &bytes))
 			return NULL;
-		void *p = boot + boot_used;
-		boot_used += want;
-		return p;
+		return next_early_alloc(bytes);
 	}
-	void *p = next_calloc(k, n);
+	void *p = next.calloc(k, n);
 	count(p, 1);
 	return p;
 }
 
 void *realloc(void *old, size_t n)
 {
-	resolve();
-	if (from_boot(old))
-		return NULL;
+	next_resolve();
+	if (next_is_early(old))
+		return NULL; /* dlsym does not grow its own blocks */
 	count(old, -1);
-	void *p = next_realloc(old, n);
+	void *p = next.realloc(old, n);
 	if (p)
 		count(p, 1);
 	else if (n)
@@ -113,16 +84,16 @@ void *realloc(void *old, size_t n)
 
 void *memalign(size_t align, size_t n)
 {
-	resolve();
-	void *p = next_memalign(align, n);
+	next_resolve();
+	void *p = next.memalign(align, n);
 	count(p, 1);
 	return p;
 }
 
 int posix_memalign(void **out, size_t align, size_t n)
 {
-	resolve();
-	int r = next_posix_memalign(out, align, n);
+	next_resolve();
+	int r = next.posix_memalign(out, align, n);
 	if (r == 0)
 		count(*out, 1);
 	return r;
@@ -130,19 +101,19 @@ int posix_memalign(void **out, size_t align, size_t n)
 
 void *aligned_alloc(size_t align, size_t n)
 {
-	resolve();
-	void *p = next_aligned_alloc(align, n);
+	next_resolve();
+	void *p = next.aligned_alloc(align, n);
 	count(p, 1);
 	return p;
 }
 
 void free(void *p)
 {
-	if (!p || from_boot(p))
+	if (!p || next_is_early(p))
 		return;
-	resolve();
+	next_resolve();
 	count(p, -1);
-	next_free(p);
+	next.free(p);
 }
 
 __attribute__((destructor)) static void report(void)
