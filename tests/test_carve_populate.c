@@ -120,7 +120,7 @@ static void test_big_object_first_page(void **state)
 #error "the native audit arch of this machine"
 #endif
 
-/* madvise(..., MADV_POPULATE_WRITE = 23) of this architecture's system
+/* madvise(..., MADV_POPULATE_WRITE) of this architecture's system
  * calls fails with EPERM, every other system call is allowed. */
 static int refuse_populate(void)
 {
@@ -134,7 +134,7 @@ static int refuse_populate(void)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_madvise, 0, 3),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, args[2])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 23, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MADV_POPULATE_WRITE, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};

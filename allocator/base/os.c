@@ -32,10 +32,8 @@
 #include "base/hs_common.h"
 #include "base/os.h"
 
-#define OS_PAGE 4096UL
-
 /* Everything above maps whole heapscope pages. */
-_Static_assert(HS_PAGE_SIZE % OS_PAGE == 0, "heapscope pages are OS pages");
+_Static_assert(HS_PAGE_SIZE % HS_OS_PAGE == 0, "heapscope pages are OS pages");
 
 static HS_TLS uint32_t cached_tid;
 
@@ -43,11 +41,11 @@ static HS_TLS uint32_t cached_tid;
  * trim both ends, so there is no retry loop. */
 static void *map_aligned(size_t size, size_t align, int prot, int flags)
 {
-	if (align < OS_PAGE)
-		align = OS_PAGE;
-	if (size == 0 || (size & (OS_PAGE - 1)) || (align & (align - 1)))
+	if (align < HS_OS_PAGE)
+		align = HS_OS_PAGE;
+	if (size == 0 || (size & (HS_OS_PAGE - 1)) || (align & (align - 1)))
 		return NULL;
-	size_t total = size + align - OS_PAGE;
+	size_t total = size + align - HS_OS_PAGE;
 	if (total < size)
 		return NULL;
 	void *m = mmap(NULL, total, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags,
@@ -80,7 +78,7 @@ void *hs_os_reserve(size_t size, size_t align)
 
 void *hs_os_map_readonly(size_t size)
 {
-	return map_aligned(size, OS_PAGE, PROT_READ, 0);
+	return map_aligned(size, HS_OS_PAGE, PROT_READ, 0);
 }
 
 int hs_os_make_writable(void *p, size_t size)
@@ -90,7 +88,7 @@ int hs_os_make_writable(void *p, size_t size)
 
 int hs_lazy_init(hs_lazy_t *l, size_t size, size_t align)
 {
-	size = (size + OS_PAGE - 1) & ~(OS_PAGE - 1);
+	size = (size + HS_OS_PAGE - 1) & ~(HS_OS_PAGE - 1);
 	l->base = hs_os_reserve(size, align);
 	if (!l->base)
 		return -ENOMEM;

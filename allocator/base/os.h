@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The kernel's page, in bytes: the unit of mmap, madvise and mincore. */
+#define HS_OS_PAGE 4096UL
+
 /* Map size bytes (multiple of 4 KiB) readable and writable, aligned to
  * align (a power of two; below 4 KiB means 4 KiB), accounted as the
  * kernel's overcommit policy says: NULL (ENOMEM) when the kernel would

@@ -223,22 +223,20 @@ static uint32_t listed(const hs_span_t *s, const hs_class_info_t *ci)
 #define POPULATE_WHOLE 16384
 static void populate_carve(char *first, size_t size, uint32_t m)
 {
-	uintptr_t lo, hi;
+	const uintptr_t pg = HS_OS_PAGE - 1;
 	if (size <= POPULATE_WHOLE) {
 		/* from first's page if first starts it, else the next */
-		lo = ((uintptr_t)first + 4095) & ~(uintptr_t)4095;
-		hi = ((uintptr_t)first + (size_t)m * size + 4095) &
-		     ~(uintptr_t)4095;
+		uintptr_t lo = ((uintptr_t)first + pg) & ~pg;
+		uintptr_t hi = ((uintptr_t)first + (size_t)m * size + pg) & ~pg;
 		if (hi > lo)
 			hs_os_populate_write((void *)lo, hi - lo);
 		return;
 	}
-	/* objects over 4 KiB: no two first pages are adjacent */
-	for (uint32_t i = 0; i < m; i++) {
-		uintptr_t pg = ((uintptr_t)first + (size_t)i * size) &
-			       ~(uintptr_t)4095;
-		hs_os_populate_write((void *)pg, 4096);
-	}
+	/* objects over POPULATE_WHOLE: no two first pages are adjacent */
+	for (uint32_t i = 0; i < m; i++)
+		hs_os_populate_write(
+			(void *)(((uintptr_t)first + (size_t)i * size) & ~pg),
+			HS_OS_PAGE);
 }
 
 /* Moves up to `want` objects of span s (class ci) onto the front of
