@@ -30,26 +30,3 @@ foreach(v "rate_0|HEAPSCOPE_SAMPLE_RATE=0"
     LABELS "allocator;reliability;root" ENVIRONMENT "${_env}"
     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
-
-# The page heap's chunks follow the overcommit policy and the data limit:
-# writable and uncharged (MAP_NORESERVE) under 0 and 1 with no data limit,
-# PROT_NONE committed by mprotect steps under 2 or with a limit; the other
-# reservations by steps under every policy; checked in /proc/self/smaps
-# (test_lazy_commit.c).  Sampling off: a sampled block would lie in the
-# sampled region, which commits by steps under every policy.  The strict
-# run switches the policy host-wide: RUN_SERIAL, root.
-add_executable(test_lazy_commit ${CMAKE_CURRENT_SOURCE_DIR}/test_lazy_commit.c)
-target_compile_options(test_lazy_commit PRIVATE -fno-builtin)
-target_link_libraries(test_lazy_commit PRIVATE heapscope_static
-  heapscope_internal_headers ${CMOCKA_LIB})
-add_test(NAME alloc_lazy_commit COMMAND test_lazy_commit)
-add_test(NAME alloc_lazy_commit_data_limit COMMAND sh -c
-  "ulimit -d 1048576 && exec \"$0\"" $<TARGET_FILE:test_lazy_commit>)
-set_tests_properties(alloc_lazy_commit alloc_lazy_commit_data_limit
-  PROPERTIES TIMEOUT 60 LABELS "unit;allocator"
-  ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0")
-add_test(NAME rel_lazy_commit_strict COMMAND
-  $<TARGET_FILE:with_overcommit> 2 $<TARGET_FILE:test_lazy_commit> 2)
-set_tests_properties(rel_lazy_commit_strict PROPERTIES TIMEOUT 60
-  LABELS "allocator;reliability;root" ENVIRONMENT "HEAPSCOPE_SAMPLE_RATE=0"
-  RUN_SERIAL TRUE)

@@ -22,25 +22,10 @@
  *    PROT_READ | PROT_WRITE they cost nothing under the heuristic
  *    policy, but strict overcommit ignores MAP_NORESERVE and charged
  *    6.6 GiB of CommitLimit to every process at start.
- *
- * The page heap's chunks (hs_lazy_init_heap) are the exception: mapped
- * writable with MAP_NORESERVE at once while the policy is heuristic (0)
- * or always (1) and no data limit is set, so that their 2 MiB commit
- * steps are bookkeeping (mimalloc maps all its memory so under those
- * policies).  A step could not be refused there anyway (the heuristic
- * refuses one mapping larger than RAM + swap), and mprotect takes the
- * address space's lock for writing while the page heap's lock is held:
- * a thread inside MADV_POPULATE_WRITE (that lock held for reading)
- * stalled the grow, and every thread that wanted the page heap behind
- * it.  The big tables keep their steps under every policy: 2.5 GiB
- * mapped writable would count against a data limit set after start.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -101,69 +86,12 @@ int hs_os_make_writable(void *p, size_t size)
 	return mprotect(p, size, PROT_READ | PROT_WRITE) == 0 ? 0 : -ENOMEM;
 }
 
-/* Whether a writable MAP_NORESERVE mapping is charged to nothing, decided
- * once: PREMAP_YES when vm.overcommit_memory is 0 or 1 (the kernel then
- * marks it VM_NORESERVE and does not account it, mm/mmap.c
- * accountable_mapping) and RLIMIT_DATA is unlimited (a writable private
- * mapping counts against it whole, touched or not); PREMAP_NO when the
- * policy is 2, cannot be read (no /proc in a chroot; strict is the safe
- * guess), or a data limit is set.  Read at the process's first
- * reservation, among its first allocations (before a sandbox would refuse
- * the open).  A later switch to strict, or a new data limit, makes the
- * writable mapping of a new reservation count in full; if that fails, the
- * reservation falls back to PROT_NONE (hs_lazy_init_heap). */
-enum { PREMAP_UNKNOWN, PREMAP_YES, PREMAP_NO };
-static int premap;
-
-static bool premap_uncharged(void)
-{
-	int pm = __atomic_load_n(&premap, __ATOMIC_RELAXED);
-	if (pm == PREMAP_UNKNOWN) {
-		int saved = errno;
-		char c = 0;
-		/* raw system calls: an open() a preloaded library wraps
-		 * could malloc, and this runs under the page heap's lock */
-		long fd = syscall(SYS_openat, AT_FDCWD,
-				  "/proc/sys/vm/overcommit_memory",
-				  O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (syscall(SYS_read, fd, &c, 1) != 1)
-				c = 0;
-			syscall(SYS_close, fd);
-		}
-		struct rlimit data;
-		bool unlimited = getrlimit(RLIMIT_DATA, &data) == 0 &&
-				 data.rlim_cur == RLIM_INFINITY;
-		errno = saved;
-		pm = (c == '0' || c == '1') && unlimited ? PREMAP_YES
-							 : PREMAP_NO;
-		__atomic_store_n(&premap, pm, __ATOMIC_RELAXED);
-	}
-	return pm == PREMAP_YES;
-}
-
 int hs_lazy_init(hs_lazy_t *l, size_t size, size_t align)
 {
 	size = (size + HS_OS_PAGE - 1) & ~(HS_OS_PAGE - 1);
-	l->writable = false;
 	l->base = hs_os_reserve(size, align);
 	if (!l->base)
 		return -ENOMEM;
-	l->size = size;
-	l->committed = 0;
-	return 0;
-}
-
-int hs_lazy_init_heap(hs_lazy_t *l, size_t size, size_t align)
-{
-	size = (size + HS_OS_PAGE - 1) & ~(HS_OS_PAGE - 1);
-	if (!premap_uncharged())
-		return hs_lazy_init(l, size, align);
-	l->base =
-		map_aligned(size, align, PROT_READ | PROT_WRITE, MAP_NORESERVE);
-	if (!l->base)
-		return hs_lazy_init(l, size, align);
-	l->writable = true;
 	l->size = size;
 	l->committed = 0;
 	return 0;
@@ -180,8 +108,8 @@ int hs_lazy_commit(hs_lazy_t *l, size_t bytes, size_t step)
 	size_t end = (bytes + step - 1) & ~(step - 1);
 	if (end < bytes || end > l->size)
 		end = l->size;
-	if (!l->writable && mprotect(l->base + l->committed, end - l->committed,
-				     PROT_READ | PROT_WRITE) != 0)
+	if (mprotect(l->base + l->committed, end - l->committed,
+		     PROT_READ | PROT_WRITE) != 0)
 		return -errno;
 	__atomic_store_n(&l->committed, end, __ATOMIC_RELEASE);
 	return 0;

@@ -6,7 +6,6 @@
 #ifndef HS_OS_H
 #define HS_OS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,26 +37,16 @@ int hs_os_make_writable(void *p, size_t size);
 
 /* A reservation made writable front to back as it is used: bytes
  * [0, committed) of base are readable and writable (and accounted),
- * the rest PROT_NONE; or, when writable is set, all of it writable and
- * charged to no policy already (hs_lazy_init_heap).  Either way nothing
- * beyond committed is touched.  committed only grows; it is read with
- * acquire by code that must not touch beyond it without the owner's
- * lock. */
+ * the rest PROT_NONE.  committed only grows; it is read with acquire by
+ * code that must not touch beyond it without the owner's lock. */
 typedef struct hs_lazy {
 	char *base;
 	size_t size;
 	size_t committed;
-	bool writable; /* all of it mapped writable: commits are bookkeeping */
 } hs_lazy_t;
-/* Reserve size bytes (rounded up to 4 KiB) aligned to align, PROT_NONE.
- * 0 or -ENOMEM.  Thread-safe. */
+/* Reserve size bytes (rounded up to 4 KiB) aligned to align.  0 or
+ * -ENOMEM. */
 int hs_lazy_init(hs_lazy_t *l, size_t size, size_t align);
-/* As hs_lazy_init, for the page heap's chunks: mapped writable with
- * MAP_NORESERVE at once (writable set; no mprotect on commit) while
- * vm.overcommit_memory is 0 or 1 and RLIMIT_DATA is unlimited (both read
- * on the first call), else, or if that mapping fails, PROT_NONE.  0 or
- * -ENOMEM.  Thread-safe. */
-int hs_lazy_init_heap(hs_lazy_t *l, size_t size, size_t align);
 /* Make [0, bytes) writable, extending by a multiple of step bytes (a
  * power of two >= 4 KiB, at most up to the end).  0, or -ENOMEM when
  * bytes exceeds the reservation or the overcommit policy refuses (then

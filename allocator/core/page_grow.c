@@ -15,10 +15,9 @@
 #include "core/pagemap.h"
 
 /* The standard chunk being grown: HS_HEAP_CHUNK of address space, made
- * writable 2 MiB steps at a time as the heap needs it under strict
- * overcommit or a data limit (a 64 MiB chunk mapped writable at once cost
- * every process 64 MiB of CommitLimit there, for a heap of a few KiB),
- * writable from its mapping on otherwise (hs_lazy_init_heap). */
+ * writable 2 MiB steps at a time as the heap needs it (a 64 MiB chunk
+ * mapped writable at once cost every process 64 MiB of CommitLimit under
+ * strict overcommit, for a heap of a few KiB). */
 static hs_lazy_t chunk;
 
 /* New memory [m, m + bytes) enters the heap as a released span. */
@@ -39,9 +38,7 @@ static bool add_memory_locked(char *m, size_t bytes)
  * memory is mapped or committed first, accounted (hs_os_alloc,
  * hs_lazy_commit): a request the kernel's overcommit policy would not
  * back fails there, in a few microseconds, before a span or a pagemap
- * node exists.  (Under the heuristic and always policies, with no data
- * limit, a chunk is writable from its mapping on and a step is no system
- * call: os.c.) */
+ * node exists. */
 bool hs_ph_grow_locked(size_t npages)
 {
 	if (npages > ((size_t)1 << HS_PM_BITS))
@@ -65,7 +62,7 @@ bool hs_ph_grow_locked(size_t npages)
 	}
 	if (!chunk.base || chunk.size - chunk.committed < bytes) {
 		hs_lazy_t c;
-		if (hs_lazy_init_heap(&c, HS_HEAP_CHUNK, huge))
+		if (hs_lazy_init(&c, HS_HEAP_CHUNK, huge))
 			return false;
 		if (!hs_pagemap_ensure((uintptr_t)c.base >> HS_PAGE_SHIFT,
 				       HS_HEAP_CHUNK >> HS_PAGE_SHIFT)) {
