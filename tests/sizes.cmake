@@ -30,3 +30,18 @@ foreach(v "rate_0|HEAPSCOPE_SAMPLE_RATE=0"
     LABELS "allocator;reliability;root" ENVIRONMENT "${_env}"
     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+
+# The reservations stay address space until used, as a data limit
+# (VmData) and a locked process (mlockall: VmRSS) see them
+# (test_locked_memory.c; a 64 MiB heap chunk mapped writable at once made
+# both ~70 MB).  At sampling off and at the default period (the sampled
+# region's first step counts then).  The locked run needs CAP_IPC_LOCK.
+add_executable(test_locked_memory ${CMAKE_CURRENT_SOURCE_DIR}/test_locked_memory.c)
+target_link_libraries(test_locked_memory PRIVATE heapscope)
+foreach(mode data locked)
+  hs_rate_tests(rel locked_memory_${mode} "allocator;reliability;root"
+    "HEAPSCOPE_VERBOSE=0" "HEAPSCOPE_SAMPLE_RATE=0"
+    $<TARGET_FILE:test_locked_memory> ${mode})
+endforeach()
+set_tests_properties(rel_locked_memory_locked_rate_0
+  rel_locked_memory_locked_rate_default PROPERTIES SKIP_RETURN_CODE 77)
