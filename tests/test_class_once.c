@@ -17,6 +17,11 @@
  *   malloc (the thread's second refill of the class) gives the list
  *   its class's limit.  A 4096-byte block is cached from the first
  *   free.
+ * - The empty span a central list keeps (central_freelist.c KEEP_EMPTY):
+ *   none of a class over 16 KiB.  A first malloc+free of a 20000-byte
+ *   block (class 20480, a 40 KiB span) leaves small_span_bytes where it
+ *   was (its span went to the page heap); one of a 12000-byte block
+ *   (class 12288, a 24 KiB span) leaves it one span higher (kept).
  * Linked with libheapscope.a, sampling off.
  */
 #include <setjmp.h>
@@ -95,6 +100,18 @@ static void *once_thread(void *arg)
 	    hs_classes[big].max_cached < 1)
 		return NULL;
 	free(p);
+	spans0 = hs_stat_get(HS_STAT_small_span_bytes);
+	p = malloc(20000);
+	free(p);
+	if (!p || hs_stat_get(HS_STAT_small_span_bytes) != spans0)
+		return NULL;
+	unsigned kept = hs_size_to_class(12000);
+	p = malloc(12000);
+	free(p);
+	if (!p || hs_classes[kept].size > 16384 ||
+	    hs_stat_get(HS_STAT_small_span_bytes) !=
+		    spans0 + (int64_t)(hs_classes[kept].pages * HS_PAGE_SIZE))
+		return NULL;
 	p = malloc(4096);
 	free(p);
 	if (tc->lists[page].length < 1)

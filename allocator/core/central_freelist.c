@@ -60,7 +60,8 @@ _Static_assert(NSH - 1 <= HS_PM_SHARD_MASK, "a shard fits in an entry");
  * only while they are at most KEEP_EMPTY_BYTES; a span over
  * KEEP_EMPTY_BYTES never (the classes over 4 KiB a thread takes once go
  * back to the page heap whole, thread_cache.c ONCE_BYTES: gcc held
- * 1.7 MiB of such blocks at its peak); malloc_trim gives them back
+ * 1.7 MiB of such blocks at its peak), nor one of a class over
+ * KEEP_EMPTY_MAX_SIZE; malloc_trim gives them back
  * (hs_central_drain), and so does the exit of the shard's last live
  * thread (hs_central_shard_vacated). */
 #ifndef KEEP_EMPTY
@@ -69,6 +70,15 @@ _Static_assert(NSH - 1 <= HS_PM_SHARD_MASK, "a shard fits in an entry");
 #ifndef KEEP_EMPTY_BYTES
 #define KEEP_EMPTY_BYTES ((size_t)64 << 10)
 #endif
+/* A class over 16 KiB has 1-3 objects to a span of 20-64 KiB: a kept span
+ * is one block's pages that no other class can use.  groff's troff and
+ * grotty ask for blocks of 20-80 KiB a few times each; kept, their
+ * classes' empty spans held 0.1-0.2 MiB at the peak (troff -v: 49152 and
+ * 65536-byte classes, 112 KiB).  Measured (bench/README.md, "Empty spans
+ * of classes over 16 KiB"): groff's peak RSS 6.90 -> 6.72 MiB; git's
+ * repack, whose zlib streams free ~64 KiB blocks by the thousand, and
+ * rptestN (sizes up to 16000 bytes) unchanged. */
+#define KEEP_EMPTY_MAX_SIZE 16384
 
 /* Shard-major: the classes of one shard are contiguous, so the shards a
  * process never uses are never touched. */
@@ -444,6 +454,7 @@ static void give_run(central_t *c, const hs_class_info_t *ci, hs_span_t *s,
 	s->freelist = first;
 	s->allocated -= k;
 	if (s->allocated == 0 && hs_span_bytes(s) <= KEEP_EMPTY_BYTES &&
+	    ci->size <= KEEP_EMPTY_MAX_SIZE &&
 	    (c->nempty < KEEP_EMPTY ||
 	     (size_t)(c->nempty + 1) * hs_span_bytes(s) <= KEEP_EMPTY_BYTES)) {
 		/* kept on its shard, every object free (its stats stay
