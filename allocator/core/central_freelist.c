@@ -75,9 +75,9 @@ _Static_assert(NSH - 1 <= HS_PM_SHARD_MASK, "a shard fits in an entry");
  * grotty ask for blocks of 20-80 KiB a few times each; kept, their
  * classes' empty spans held 0.1-0.2 MiB at the peak (troff -v: 49152 and
  * 65536-byte classes, 112 KiB).  Measured (bench/README.md, "Empty spans
- * of classes over 16 KiB"): groff's peak RSS 6.90 -> 6.72 MiB; git's
- * repack, whose zlib streams free ~64 KiB blocks by the thousand, and
- * rptestN (sizes up to 16000 bytes) unchanged. */
+ * of classes over 16 KiB"): groff's peak RSS 6.63 -> 6.41 MiB (median
+ * of 5); git's (its repack's two threads free blocks over 16 KiB all
+ * the time) and every other real program's within 0.3 MiB. */
 #define KEEP_EMPTY_MAX_SIZE 16384
 
 /* Shard-major: the classes of one shard are contiguous, so the shards a
