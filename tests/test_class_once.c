@@ -101,14 +101,16 @@ static void *once_thread(void *arg)
 		return NULL;
 	free(p);
 	spans0 = hs_stat_get(HS_STAT_small_span_bytes);
-	p = malloc(20000);
+	if (!(p = malloc(20000)))
+		return NULL;
 	free(p);
-	if (!p || hs_stat_get(HS_STAT_small_span_bytes) != spans0)
+	if (hs_stat_get(HS_STAT_small_span_bytes) != spans0)
 		return NULL;
 	unsigned kept = hs_size_to_class(12000);
-	p = malloc(12000);
+	if (!(p = malloc(12000)))
+		return NULL;
 	free(p);
-	if (!p || hs_classes[kept].size > 16384 ||
+	if (hs_classes[kept].size > 16384 ||
 	    hs_stat_get(HS_STAT_small_span_bytes) !=
 		    spans0 + (int64_t)(hs_classes[kept].pages * HS_PAGE_SIZE))
 		return NULL;
