@@ -50,7 +50,9 @@ uint32_t hs_unwind_capture(uint64_t *out, uint32_t max);
  * bytes given back. */
 size_t hs_unwind_trim(void);
 
-/* Bytes of the unwinder's static rule cache (for the statistics block). */
+/* Bytes of the unwinder's static rule cache that it hashes over now: 4 KiB
+ * to start with, doubled as it fills, up to 128 KiB (for the statistics
+ * block, which unwind_cache.c updates as it grows).  Thread-safe. */
 size_t hs_unwind_cache_bytes(void);
 
 #endif /* HS_UNWIND_STACK_H */

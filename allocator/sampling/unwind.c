@@ -215,6 +215,10 @@ static HS_NOINLINE int fast_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp,
 	uintptr_t lo = 0, hi = 0;
 	uint64_t oid = 0;
 	struct rule r;
+	/* the cache's size, once per walk (it only grows; a stale one just
+	 * misses) */
+	uint32_t mask =
+		__atomic_load_n(&hs_unwind_cache_mask, __ATOMIC_RELAXED);
 
 	for (;;) {
 		uintptr_t cfa, kind;
@@ -236,7 +240,7 @@ static HS_NOINLINE int fast_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp,
 			if (!oid)
 				return -1;
 		}
-		if (HS_UNLIKELY(!hs_unwind_cache_get(ip, oid, &r))) {
+		if (HS_UNLIKELY(!hs_unwind_cache_get(ip, oid, mask, &r))) {
 			r = hs_unwind_rule(ip, lo, hi);
 			hs_unwind_cache_put(ip, oid, &r);
 			looked_add(l, ip - 1, lo);

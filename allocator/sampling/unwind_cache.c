@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/os.h"
+#include "base/stats.h"
 #include "sampling/hs_unwind.h"
 #include "sampling/unwind_internal.h"
 
@@ -31,14 +32,45 @@
 /* Page aligned so hs_unwind_trim can give its pages back. */
 struct centry hs_unwind_cache[1u << CACHE_BITS] __attribute__((aligned(4096)));
 
+uint32_t hs_unwind_cache_mask;
+
 size_t hs_unwind_cache_bytes(void)
 {
-	return sizeof(hs_unwind_cache);
+	uint32_t mask =
+		__atomic_load_n(&hs_unwind_cache_mask, __ATOMIC_RELAXED);
+
+	return ((size_t)mask + 1) * 4096;
+}
+
+/* Entries evicted, since the cache last grew, that were where the
+ * current size puts them. */
+static uint32_t evictions;
+
+/* An entry of set (hashed with `mask`) holding another address, old_ip,
+ * is about to be overwritten.  One placed there by a smaller cache is
+ * just stale; one placed by this size is an eviction, and a quarter of
+ * the cache's entries evicted doubles the pages it hashes over. */
+static void note_eviction(const struct centry *set, uintptr_t old_ip,
+			  uint32_t mask)
+{
+	if (mask == CACHE_PAGES - 1 || hs_unwind_set_at(old_ip, mask) != set)
+		return;
+	uint32_t n = __atomic_add_fetch(&evictions, 1, __ATOMIC_RELAXED);
+	if (n < 2 * CACHE_PAGE_SETS / 4 * (mask + 1))
+		return;
+	if (__atomic_compare_exchange_n(&hs_unwind_cache_mask, &mask,
+					2 * mask + 1, 0, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED)) {
+		__atomic_store_n(&evictions, 0, __ATOMIC_RELAXED);
+		hs_stats_publish_unwind(hs_unwind_cache_bytes());
+	}
 }
 
 void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r)
 {
-	struct centry *set = hs_unwind_set_of(ip), *e;
+	uint32_t mask =
+		__atomic_load_n(&hs_unwind_cache_mask, __ATOMIC_RELAXED);
+	struct centry *set = hs_unwind_set_at(ip, mask), *e;
 	uintptr_t ip0 = __atomic_load_n(&set[0].ip, __ATOMIC_RELAXED);
 	uintptr_t ip1 = __atomic_load_n(&set[1].ip, __ATOMIC_RELAXED);
 	uint32_t s;
@@ -54,8 +86,10 @@ void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r)
 		e = &set[0];
 	else if (ip1 == 0)
 		e = &set[1];
-	else
+	else {
 		e = &set[(ip >> 4) & 1];
+		note_eviction(set, e == set ? ip0 : ip1, mask);
+	}
 	s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 
 	if ((s & 1) || !__atomic_compare_exchange_n(&e->seq, &s, s + 1, 0,
@@ -79,7 +113,11 @@ void hs_unwind_cache_put(uintptr_t ip, uint64_t oid, const struct rule *r)
 
 size_t hs_unwind_trim(void)
 {
-	/* a zeroed entry is an empty one (seq even, ip 0: never matches) */
+	/* a zeroed entry is an empty one (seq even, ip 0: never matches);
+	 * the cache starts again from one page */
+	__atomic_store_n(&hs_unwind_cache_mask, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&evictions, 0, __ATOMIC_RELAXED);
+	hs_stats_publish_unwind(hs_unwind_cache_bytes());
 	if (hs_os_decommit(hs_unwind_cache, sizeof(hs_unwind_cache)) != 0)
 		return 0;
 	return sizeof(hs_unwind_cache);

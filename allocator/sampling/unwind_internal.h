@@ -70,22 +70,48 @@ extern struct centry hs_unwind_cache[1u << CACHE_BITS];
  * makes a few pages of the cache resident, not all 32 (every address
  * hashed over the whole cache: a one-thread program with a handful of
  * stacks, glibc-simple of mimalloc-bench, had ~100 KiB of it resident).
- * A page of code has room for 2 * CACHE_PAGE_SETS return addresses, and
- * a program with many pages of code spreads over the whole cache as
- * before. */
+ * A page of code has room for 2 * CACHE_PAGE_SETS return addresses.
+ *
+ * The cache grows: it starts on one page (hs_unwind_cache_mask 0) and
+ * doubles the pages it hashes over, up to all 32, each time the entries
+ * evicted since it last grew reach a quarter of the entries it has
+ * (hs_unwind_cache_put).  Hashed over all 32 from the start, the cache
+ * had 29 pages (116 KiB) resident in troff (groff's formatter) for 114
+ * return addresses; grown, it has 4.  A page of code goes to the page
+ * picked by the top five bits of its hash, masked to the pages in use
+ * (one AND on the lookup); an entry left on a page by a smaller cache is
+ * still right for its address (a rule depends on the address and the
+ * object only), it is just no longer found, and gets evicted. */
 #define CACHE_PAGE_BITS 6 /* sets per cache page: 4096 / (2 * 32) */
 #define CACHE_PAGE_SETS (1u << CACHE_PAGE_BITS)
+#define CACHE_PAGES_BITS (CACHE_BITS - 1 - CACHE_PAGE_BITS) /* 32 pages */
+#define CACHE_PAGES (1u << CACHE_PAGES_BITS)
 _Static_assert(2 * CACHE_PAGE_SETS * sizeof(struct centry) == 4096,
 	       "a cache page is a 4 KiB page");
 
-static inline struct centry *hs_unwind_set_of(uintptr_t ip)
+/* The cache pages in use, minus one: 0, 1, 3, ... CACHE_PAGES - 1
+ * (unwind_cache.c). */
+extern uint32_t hs_unwind_cache_mask;
+
+/* ip's set when the cache hashes over mask + 1 pages. */
+static inline struct centry *hs_unwind_set_at(uintptr_t ip, uint32_t mask)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	const unsigned page_bits = CACHE_BITS - 1 - CACHE_PAGE_BITS;
-	uint64_t page = ((ip >> 12) * k) >> (64 - page_bits);
+	const unsigned entry_bits = CACHE_PAGE_BITS + 1; /* entries of a page */
+	/* the page (the top five bits of the code page's hash, masked) times
+	 * the entries of a page, in one shift and one AND */
+	uint64_t page =
+		(((ip >> 12) * k) >> (64 - CACHE_PAGES_BITS - entry_bits)) &
+		((uint64_t)mask << entry_bits);
 	uint64_t set = (ip * k) >> (64 - CACHE_PAGE_BITS);
 
-	return &hs_unwind_cache[(page << CACHE_PAGE_BITS | set) << 1];
+	return &hs_unwind_cache[page | set << 1];
+}
+
+static inline struct centry *hs_unwind_set_of(uintptr_t ip)
+{
+	return hs_unwind_set_at(
+		ip, __atomic_load_n(&hs_unwind_cache_mask, __ATOMIC_RELAXED));
 }
 
 static inline int hs_unwind_entry_get(struct centry *e, uintptr_t ip,
@@ -107,9 +133,12 @@ static inline int hs_unwind_entry_get(struct centry *e, uintptr_t ip,
 	return s1 == s2 && eip == ip && eoid == oid && r->flags != RULE_NONE;
 }
 
-static inline int hs_unwind_cache_get(uintptr_t ip, uint64_t oid, struct rule *r)
+/* The cached rule of (ip, oid) into *r: 1, or 0 for none.  mask: the
+ * value of hs_unwind_cache_mask, which a walk reads once.  Lock-free. */
+static inline int hs_unwind_cache_get(uintptr_t ip, uint64_t oid, uint32_t mask,
+				      struct rule *r)
 {
-	struct centry *set = hs_unwind_set_of(ip);
+	struct centry *set = hs_unwind_set_at(ip, mask);
 
 	return hs_unwind_entry_get(&set[0], ip, oid, r) ||
 	       hs_unwind_entry_get(&set[1], ip, oid, r);

@@ -263,7 +263,8 @@ HEAPSCOPE_STATIC_ASSERT(sizeof(struct heapscope_record_ext) == 40,
  * handle.
  *
  * Unwinding tables: `unwind_cache_bytes` of static storage the sampler's
- * unwinder caches rules in (touched only once samples are taken).
+ * unwinder caches rules in (touched only once samples are taken): the part
+ * in use now, 4 KiB to start with, doubled as it fills, up to 128 KiB.
  *
  * Version 2 (same size and layout; a reader accepts 1 and 2): `heap_map`,
  * formerly reserved[0], is the address of a struct heapscope_heap_map
