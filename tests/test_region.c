@@ -327,49 +327,6 @@ static void test_region_best_fit(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
-/* Swap on fault-in (region/pages_cache.c hs_pages_swap_on_fault): a
- * block that no kept run fits and that faults in fresh pages sends as
- * many kept pages back, oldest run first, the last one cut to size.
- * Two 2 MiB runs are kept, each between blocks in use (so neither can
- * grow into a neighbour); a 3 MiB block then takes fresh pages and
- * leaves 1 MiB kept, of the newer run.  Before, both stayed resident
- * next to it (4 MiB kept). */
-static void test_region_swap_on_fault(void **state)
-{
-	unsigned char *b[5], *n, vec[2 * MIB / 4096];
-
-	(void)state;
-	malloc_trim(0);
-	for (int i = 0; i < 5; i++) {
-		b[i] = malloc(2 * MIB);
-		assert_true(in_region(b[i]));
-		memset(b[i], 1, 2 * MIB);
-	}
-	for (int i = 1; i < 5; i++)
-		assert_ptr_equal(b[i], b[i - 1] + 2 * MIB);
-	free(b[1]);
-	free(b[3]);
-	assert_int_equal(stats().cached_bytes, 4 * MIB);
-	n = malloc(3 * MIB);
-	assert_true(in_region(n));
-	assert_true(n + 3 * MIB <= b[1] || n >= b[4] + 2 * MIB);
-	print_message("kept after a 3 MiB block: %llu KiB\n",
-		      (unsigned long long)stats().cached_bytes >> 10);
-	assert_int_equal(stats().cached_bytes, 1 * MIB);
-	/* the older run's pages are gone, the newer keeps its first MiB */
-	assert_int_equal(mincore(b[1], 2 * MIB, vec), 0);
-	for (size_t i = 0; i < sizeof(vec); i++)
-		assert_int_equal(vec[i] & 1, 0);
-	assert_int_equal(mincore(b[3], 2 * MIB, vec), 0);
-	for (size_t i = 0; i < sizeof(vec); i++)
-		assert_int_equal(vec[i] & 1, i < MIB / 4096);
-	free(n);
-	free(b[0]);
-	free(b[2]);
-	free(b[4]);
-	assert_int_equal(heapscope_sampled_check(), 0);
-}
-
 /* malloc_trim gives the region's kept pages back. */
 static void test_region_trim(void **state)
 {
@@ -398,7 +355,6 @@ int main(void)
 		cmocka_unit_test(test_region_calloc),
 		cmocka_unit_test(test_region_calloc_merged),
 		cmocka_unit_test(test_region_best_fit),
-		cmocka_unit_test(test_region_swap_on_fault),
 		cmocka_unit_test(test_region_trim),
 	};
 

@@ -61,10 +61,8 @@
 	  "Freed pages of the sampled region (samples, and the large blocks "  \
 	  "kept there) kept committed and reused first: this many bytes, or "  \
 	  "twice the region's pages in use if more.  Above it a run not "      \
-	  "reused within a second goes back, and a block that no kept run "  \
-	  "fits sends as many kept pages back as it faults in.  0 decommits " \
-	  "at once, so a sample's pages are resident only where its owner "   \
-	  "touched them.")                                                     \
+	  "reused within a second goes back.  0 decommits at once, so a "      \
+	  "sample's pages are resident only where its owner touched them.")    \
 	X(PROXY_MAX, 4096, false, "BYTES",                                            \
 	  "Largest allocated (size-class) size whose samples hold a proxy "    \
 	  "object for the fragmentation profile.  0: no proxies; up to 256K "  \

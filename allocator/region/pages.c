@@ -21,8 +21,7 @@
  *    than the region's blocks ask for is not kept (admit), and above
  *    HEAPSCOPE_SAMPLED_CACHE a run not reused within a second goes cold
  *    (decay).  Past the budget the oldest warm run is decommitted and
- *    becomes cold, and so do as many warm pages as an allocation that
- *    no warm run covered faults in (swap on fault-in).
+ *    becomes cold.
  *
  * Each kind's runs are kept maximally coalesced (a warm run never merges
  * with a cold one) in size-bucketed doubly linked lists: one bucket per
@@ -366,7 +365,6 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 					   .older = dirty,
 					   .newer = ndirty};
 	hs_pg.in_use += n;
-	hs_pages_swap_on_fault(n - ndirty);
 	hs_assert_internal(hs_pg.meta[a].tag == TAG_USED &&
 			   hs_pg.meta[a].len == n && a + n <= hs_pg.frontier);
 	return a;
@@ -375,7 +373,7 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 bool hs_pages_extend(uint32_t page, uint32_t n)
 {
 	uint32_t len = hs_pg.meta[page].len, e = page + len, need, flen;
-	unsigned k = COLD;
+	unsigned k;
 
 	if (n <= len)
 		return true;
@@ -399,8 +397,6 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 	}
 	hs_pg.meta[page].len = n;
 	hs_pg.in_use += need;
-	if (k != WARM)
-		hs_pages_swap_on_fault(need);
 	if (hs_pg.meta[page].kind == USED_HUGE)
 		hs_pages_set_huge(page); /* the grown part too */
 	return true;

@@ -96,29 +96,6 @@ void hs_pages_evict_oldest(void)
 	hs_pages_release_cold(s, hs_pages_unmake_free(s));
 }
 
-/* Swap on fault-in, as the page heap does (core/page_release.c): the
- * footprint grows only by what the warm runs could not cover.  They did
- * not fit the request, and a run kept warm while fresh pages fault in
- * beside it is resident at the peak for nothing (perl's text workload
- * in bench/real_programs.sh: peak RSS 90.4 -> 88.3 MiB, glibc 89.9,
- * for 6 % more minor faults; lua 63.5 -> 62.7).  The oldest run is cut
- * to size, its tail decommitted. */
-void hs_pages_swap_on_fault(uint32_t n)
-{
-	while (n && hs_pg.lru_oldest != HS_PAGES_NONE) {
-		uint32_t s = hs_pg.lru_oldest, t = hs_pg.meta[s].freed_ms;
-		uint32_t len = hs_pages_unmake_free(s);
-
-		if (len > n) {
-			hs_pages_make_free(s, len - n, WARM, t);
-			hs_pages_release_cold(s + len - n, n);
-			return;
-		}
-		hs_pages_release_cold(s, len);
-		n -= len;
-	}
-}
-
 /* The warm budget: HEAPSCOPE_SAMPLED_CACHE or twice the pages in use
  * (samples and large blocks), whichever is more (the page heap keeps free
  * memory the same way: a few large blocks per thread need more than a

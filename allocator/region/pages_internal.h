@@ -104,8 +104,5 @@ void hs_pages_decay(uint32_t now);
 uint64_t hs_pages_cache_limit(void);
 /* Decommit the oldest warm run (it becomes cold). */
 void hs_pages_evict_oldest(void);
-/* n pages are about to be faulted in (an allocation or extension no warm
- * run covered): as many warm pages go cold, oldest first. */
-void hs_pages_swap_on_fault(uint32_t n);
 
 #endif /* HS_PAGES_INTERNAL_H */
