@@ -134,6 +134,11 @@ void *hs_region_alloc(size_t n);
  * was a copy (python3 on a 2.6 MB JSON: 21 MB copied in blocks of
  * 64-256 KiB, where glibc's realloc extends in place).  Thread-safe. */
 void *hs_region_alloc_growable(size_t n);
+/* hs_sampled_free(p, 0) of the old copy of a block realloc moved (p in
+ * the region, over HS_MAX_SMALL_SIZE) to q: when q took only fresh pages
+ * of the region (no kept run fitted it), p's pages are decommitted, not
+ * kept for reuse (region/pages_cache.c).  Thread-safe. */
+void hs_region_free_moved(void *p, const void *q);
 /* false when p does not start a block of the region; else true, and
  * *off, *len (bytes from p) the part that may hold old data (calloc
  * clears only that; *len 0: all of it reads as zeros).  Thread-safe. */

@@ -327,6 +327,52 @@ static void test_region_best_fit(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* The old copy of a block realloc moved (region/pages_cache.c
+ * hs_pages_moved_copy): when the new copy took only fresh pages (no kept
+ * run fitted it), the old one's pages go back at once, as a buffer that
+ * doubles leaves sizes that are not asked for again; when the new copy
+ * took a kept run, the old one is kept too, for the next block of its
+ * size (a buffer grown again and again from small). */
+static void test_region_realloc_moved(void **state)
+{
+	unsigned char *a, *b, *c, *q, *sep[3], vec[MIB / 4096];
+
+	(void)state;
+	malloc_trim(0);
+	a = malloc(1 * MIB);
+	sep[0] = malloc(300 * KIB); /* a cannot grow in place */
+	assert_true(in_region(a) && in_region(sep[0]));
+	assert_ptr_equal(sep[0], a + MIB);
+	fill(a, MIB, 3);
+	q = realloc(a, 4 * MIB); /* fresh pages: a goes back */
+	assert_true(in_region(q) && q != a);
+	check(q, MIB, 3);
+	assert_int_equal(stats().cached_bytes, 0);
+	assert_int_equal(mincore(a, MIB, vec), 0);
+	for (size_t i = 0; i < sizeof(vec); i++)
+		assert_int_equal(vec[i] & 1, 0);
+
+	free(q); /* kept: 4 MiB */
+	assert_int_equal(stats().cached_bytes, 4 * MIB);
+	c = malloc(1 * MIB);
+	sep[1] = malloc(300 * KIB);
+	sep[2] = malloc(300 * KIB);
+	assert_true(in_region(c) && sep[1] == c + MIB);
+	fill(c, MIB, 4);
+	/* c and the separators took 1.6 MiB of the kept run */
+	size_t kept = stats().cached_bytes;
+	b = realloc(c, 2 * MIB); /* the rest of the kept run: c is kept */
+	assert_true(in_region(b) && b != c);
+	check(b, MIB, 4);
+	print_message("kept before %zu KiB, after %llu KiB\n", kept >> 10,
+		      (unsigned long long)stats().cached_bytes >> 10);
+	assert_int_equal(stats().cached_bytes, kept - 2 * MIB + MIB);
+	free(b);
+	for (int i = 0; i < 3; i++)
+		free(sep[i]);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* malloc_trim gives the region's kept pages back. */
 static void test_region_trim(void **state)
 {
@@ -355,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_region_calloc),
 		cmocka_unit_test(test_region_calloc_merged),
 		cmocka_unit_test(test_region_best_fit),
+		cmocka_unit_test(test_region_realloc_moved),
 		cmocka_unit_test(test_region_trim),
 	};
 

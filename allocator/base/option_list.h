@@ -61,7 +61,8 @@
 	  "Freed pages of the sampled region (samples, and the large blocks "  \
 	  "kept there) kept committed and reused first: this many bytes, or "  \
 	  "twice the region's pages in use if more.  Above it a run not "      \
-	  "reused within a second goes back.  0 decommits at once, so a "      \
+	  "reused within a second goes back; the old copy of a block realloc " \
+	  "moved to fresh pages is not kept.  0 decommits at once, so a "      \
 	  "sample's pages are resident only where its owner touched them.")    \
 	X(PROXY_MAX, 4096, false, "BYTES",                                            \
 	  "Largest allocated (size-class) size whose samples hold a proxy "    \

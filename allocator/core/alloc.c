@@ -201,7 +201,10 @@ HS_HOT void *hs_realloc(void *p, size_t n)
 				return NULL;
 			}
 			memcpy(q, p, old);
-			hs_free_inline(p, 0);
+			if (old > HS_MAX_SMALL_SIZE)
+				hs_region_free_moved(p, q);
+			else
+				hs_free_inline(p, 0);
 			return q;
 		}
 	} else {

@@ -53,6 +53,17 @@ bool hs_region_extend(uint32_t page, uint32_t slot, uint32_t n)
 	return false;
 }
 
+void hs_region_free_moved(void *p, const void *q)
+{
+	size_t off, len;
+
+	/* q took no kept run, only fresh pages: p's size is not asked for
+	 * again, or a kept run would have served q */
+	hs_pages_moved_copy = hs_region_dirty(q, &off, &len) && len == 0;
+	hs_sampled_free(p, 0);
+	hs_pages_moved_copy = false;
+}
+
 void hs_region_block_free_locked(uint32_t page)
 {
 	hs_region_block_account(page, -1);

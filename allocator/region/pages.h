@@ -80,6 +80,12 @@ void hs_pages_dirty(uint32_t page, uint32_t *first, uint32_t *count);
  * (MADV_DONTNEED) and coalesced with decommitted neighbours. */
 void hs_pages_free(uint32_t page);
 
+/* Set by the thread that frees the old copy of a block realloc moved
+ * to fresh pages (hs_region_free_moved), around that free:
+ * hs_pages_free then decommits the run instead of keeping it
+ * (pages_cache.c says why). */
+extern HS_TLS bool hs_pages_moved_copy;
+
 /* Decommit every cached run, and the metadata pages past the frontier
  * (malloc_trim).  Returns the cached pages released. */
 uint64_t hs_pages_trim(void);
