@@ -139,6 +139,11 @@ void *hs_region_alloc_growable(size_t n);
  * of the region (no kept run fitted it), p's pages are decommitted, not
  * kept for reuse (region/pages_cache.c).  Thread-safe. */
 void hs_region_free_moved(void *p, const void *q);
+/* Bytes of never-used or decommitted pages that the calling thread's last
+ * block of the region (hs_region_alloc, hs_region_alloc_growable,
+ * hs_region_grow) took: what it adds to the footprint once touched; 0
+ * when kept pages served it.  Thread-safe (per thread). */
+size_t hs_region_fresh_bytes(void);
 /* false when p does not start a block of the region; else true, and
  * *off, *len (bytes from p) the part that may hold old data (calloc
  * clears only that; *len 0: all of it reads as zeros).  Thread-safe. */

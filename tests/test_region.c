@@ -373,6 +373,40 @@ static void test_region_realloc_moved(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* Swap on fault-in across the two pools (core/large.c
+ * hs_large_region_faulted): a block of the region that takes fresh pages
+ * sends as much of the page heap's free committed memory back, as the
+ * page heap does when it grows itself.  Blocks of 100 KiB (a size class;
+ * its empty spans go back to the page heap) freed leave committed free
+ * spans there; a region block larger than all of them, cut from fresh
+ * pages, leaves none.  Before, they stayed committed beside it. */
+static void test_region_fresh_releases_page_heap(void **state)
+{
+	struct heapscope_allocator_stats st;
+	unsigned char *b[16], *big;
+
+	(void)state;
+	malloc_trim(0);
+	for (int i = 0; i < 16; i++) {
+		b[i] = malloc(100 * KIB);
+		assert_false(in_region(b[i]));
+		memset(b[i], 7, 100 * KIB);
+	}
+	for (int i = 0; i < 16; i++)
+		free(b[i]);
+	assert_int_equal(heapscope_get_allocator_stats(&st, sizeof(st)), 0);
+	uint64_t before = st.pageheap_free_bytes;
+	print_message("page heap free committed before: %llu KiB\n",
+		      (unsigned long long)before >> 10);
+	assert_true(before >= 8 * 100 * KIB);
+	big = malloc(before + 2 * MIB);
+	assert_true(in_region(big));
+	assert_int_equal(heapscope_get_allocator_stats(&st, sizeof(st)), 0);
+	assert_int_equal(st.pageheap_free_bytes, 0);
+	free(big);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* malloc_trim gives the region's kept pages back. */
 static void test_region_trim(void **state)
 {
@@ -402,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_region_calloc_merged),
 		cmocka_unit_test(test_region_best_fit),
 		cmocka_unit_test(test_region_realloc_moved),
+		cmocka_unit_test(test_region_fresh_releases_page_heap),
 		cmocka_unit_test(test_region_trim),
 	};
 

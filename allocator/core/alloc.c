@@ -140,8 +140,8 @@ static void *move_growable(void *p, size_t old, size_t n)
 
 	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_thread.sampler, n)))
 		q = hs_sample_alloc_slow(&hs_thread.sampler, n, 0);
-	if (!q)
-		q = hs_region_alloc_growable(n);
+	if (!q && (q = hs_region_alloc_growable(n)))
+		hs_large_region_faulted();
 	if (!q)
 		q = alloc_unsampled(n, 0);
 	if (!q) {
@@ -190,10 +190,13 @@ HS_HOT void *hs_realloc(void *p, size_t n)
 				if (q == p)
 					return p;
 			}
-			if (!q && hs_region_grow(p, n))
+			if (!q && hs_region_grow(p, n)) {
+				hs_large_region_faulted();
 				return p; /* unsampled now, grown in place */
-			if (!q && n <= HS_MAX_SMALL_SIZE)
-				q = hs_region_alloc_growable(n);
+			}
+			if (!q && n <= HS_MAX_SMALL_SIZE &&
+			    (q = hs_region_alloc_growable(n)))
+				hs_large_region_faulted();
 			if (!q)
 				q = alloc_unsampled(n, 0);
 			if (!q) {

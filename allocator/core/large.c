@@ -51,10 +51,27 @@ void *hs_large_alloc_span(size_t n, size_t align)
 	return hs_span_addr(s);
 }
 
+/* The page heap's swap on fault-in saw only its own growth: a program
+ * whose large blocks (the region's) grew while spans freed by its small
+ * ones stayed committed kept both at its peak (lua's tables: peak RSS
+ * 62.9 -> 60.4 MiB with this, jq 186.6 -> 185.3, minor faults within
+ * 2 %; bench/ab_real_programs.sh, 3 runs).  mimalloc-bench's
+ * malloc-large, whose blocks are all the region's, is unchanged. */
+void hs_large_region_faulted(void)
+{
+	size_t fresh = hs_region_fresh_bytes();
+
+	if (fresh)
+		hs_page_heap_release_on_fault(fresh);
+}
+
 void *hs_large_alloc(size_t n)
 {
 	void *p = hs_region_alloc(n);
-	return p ? p : hs_large_alloc_span(n, 0);
+	if (!p)
+		return hs_large_alloc_span(n, 0);
+	hs_large_region_faulted();
+	return p;
 }
 
 bool hs_large_grow(hs_span_t *s, size_t n)

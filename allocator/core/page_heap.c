@@ -558,6 +558,13 @@ size_t hs_page_heap_release(size_t bytes)
 	return done;
 }
 
+void hs_page_heap_release_on_fault(size_t bytes)
+{
+	pthread_mutex_lock(&heap_lock);
+	hs_ph_release_on_fault_locked(bytes);
+	pthread_mutex_unlock(&heap_lock);
+}
+
 int hs_page_heap_is_valid(void)
 {
 	int ok = 1;

@@ -69,6 +69,12 @@ bool hs_page_heap_try_grow(hs_span_t *s, size_t npages);
  * Thread-safe. */
 size_t hs_page_heap_release(size_t bytes);
 
+/* Another pool (the region) is about to fault in `bytes` of fresh pages:
+ * as much of the page heap's free committed memory goes back to the OS,
+ * oldest first, the last span cut to size (page_release.c, swap on
+ * fault-in).  Thread-safe. */
+void hs_page_heap_release_on_fault(size_t bytes);
+
 /* Checker for tests: walks the free lists; 1 if consistent. */
 int hs_page_heap_is_valid(void);
 

@@ -64,6 +64,11 @@ void hs_region_free_moved(void *p, const void *q)
 	hs_pages_moved_copy = false;
 }
 
+size_t hs_region_fresh_bytes(void)
+{
+	return (size_t)hs_pages_fresh << HS_PAGE_SHIFT;
+}
+
 void hs_region_block_free_locked(uint32_t page)
 {
 	hs_region_block_account(page, -1);

@@ -56,6 +56,8 @@
 #include "region/pages.h"
 #include "region/pages_internal.h"
 
+HS_TLS uint32_t hs_pages_fresh;
+
 struct hs_pages_state hs_pg = {
 	.lru_oldest = HS_PAGES_NONE,
 	.lru_newest = HS_PAGES_NONE,
@@ -365,6 +367,7 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 					   .older = dirty,
 					   .newer = ndirty};
 	hs_pg.in_use += n;
+	hs_pages_fresh = n - ndirty;
 	hs_assert_internal(hs_pg.meta[a].tag == TAG_USED &&
 			   hs_pg.meta[a].len == n && a + n <= hs_pg.frontier);
 	return a;
@@ -373,7 +376,7 @@ uint32_t hs_pages_alloc(uint32_t n, uint32_t align_pages, uint32_t slot)
 bool hs_pages_extend(uint32_t page, uint32_t n)
 {
 	uint32_t len = hs_pg.meta[page].len, e = page + len, need, flen;
-	unsigned k;
+	unsigned k = COLD;
 
 	if (n <= len)
 		return true;
@@ -397,6 +400,7 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 	}
 	hs_pg.meta[page].len = n;
 	hs_pg.in_use += need;
+	hs_pages_fresh = k == WARM ? 0 : need;
 	if (hs_pg.meta[page].kind == USED_HUGE)
 		hs_pages_set_huge(page); /* the grown part too */
 	return true;
