@@ -156,7 +156,7 @@ static bool admit(uint32_t n)
  * neighbours (perl's hashes: 128 KiB ... 4 MiB) left each old copy warm,
  * no block of those sizes came again, and they sat resident beside the
  * new copies up to the peak (perl's text workload in
- * bench/real_programs.sh: peak RSS 92.5 -> 89.3 MiB, median of 5
+ * bench/real_programs.sh: peak RSS 90.4 -> 87.2 MiB, median of 5
  * interleaved runs, glibc 89.9; 9 % more minor faults).  A new copy that
  * took a kept run keeps the old one warm: bench/realloc_growth, buffers
  * grown from small again and again, faulted 11x as often when every old
