@@ -48,8 +48,9 @@
 	  "spans free for over a second go back to the operating system "     \
 	  "(MADV_DONTNEED), and at once whatever exceeds twice the bytes in "  \
 	  "use.  A span cut from released or new memory first gives back "     \
-	  "as much free memory, oldest first.  0 releases every free span "    \
-	  "at once.")                                                          \
+	  "as much free memory, oldest first, and so does a large block of "   \
+	  "the sampled region cut from fresh pages.  0 releases every free "  \
+	  "span at once.")                                                     \
 	X(HUGEPAGE_AFTER, -1, false, "BYTES",                                   \
 	  "Page heap memory committed beyond this many bytes is advised "      \
 	  "MADV_HUGEPAGE, so that in THP's madvise mode a big heap gets "      \
