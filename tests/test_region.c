@@ -374,7 +374,7 @@ static void test_region_realloc_moved(void **state)
 }
 
 /* Swap on fault-in across the two pools (core/large.c
- * hs_large_region_faulted): a block of the region that takes fresh pages
+ * region_faulted): a block of the region that takes fresh pages
  * sends as much of the page heap's free committed memory back, as the
  * page heap does when it grows itself.  Blocks of 100 KiB (a size class;
  * its empty spans go back to the page heap) freed leave committed free

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tests/test_unwind_cache_pages.c - where the unwind cache puts a return
- * address (allocator/sampling/unwind_internal.h hs_unwind_set_of): every
+ * address (allocator/sampling/unwind_internal.h hs_unwind_set_at): every
  * address of one 4 KiB page of code on one 4 KiB page of the cache, at
  * places spread over that page's sets; many pages of code spread over
  * all the cache's pages; and how many pages that is: one to start with,
@@ -21,12 +21,13 @@
 
 static size_t index_of(uintptr_t ip)
 {
-	return (size_t)(hs_unwind_set_of(ip) - hs_unwind_cache);
+	return (size_t)(hs_unwind_set_at(ip, hs_unwind_cache_mask) -
+			hs_unwind_cache);
 }
 
 static unsigned page_of(uintptr_t ip)
 {
-	uintptr_t a = (uintptr_t)hs_unwind_set_of(ip);
+	uintptr_t a = (uintptr_t)hs_unwind_set_at(ip, hs_unwind_cache_mask);
 	return (unsigned)((a - (uintptr_t)hs_unwind_cache) / 4096);
 }
 

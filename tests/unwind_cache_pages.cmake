@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # tests/unwind_cache_pages.cmake - the unwind cache's placement of return
-# addresses (allocator/sampling/unwind_internal.h hs_unwind_set_of): one
+# addresses (allocator/sampling/unwind_internal.h hs_unwind_set_at): one
 # page of code on one page of the cache.
 add_executable(test_unwind_cache_pages
   ${CMAKE_CURRENT_SOURCE_DIR}/test_unwind_cache_pages.c)

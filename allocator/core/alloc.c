@@ -132,7 +132,7 @@ HS_HOT void *hs_calloc(size_t count, size_t size)
 }
 
 /* realloc's move of p (old bytes) into a new block of n bytes that later
- * growth can extend in place (hs_region_alloc_growable); a sampled or
+ * growth can extend in place (hs_large_alloc_growable); a sampled or
  * unplaceable one as any allocation of n.  NULL (ENOMEM) keeps p. */
 static void *move_growable(void *p, size_t old, size_t n)
 {
@@ -140,8 +140,8 @@ static void *move_growable(void *p, size_t old, size_t n)
 
 	if (HS_UNLIKELY(!hs_sampler_try_fast(&hs_thread.sampler, n)))
 		q = hs_sample_alloc_slow(&hs_thread.sampler, n, 0);
-	if (!q && (q = hs_region_alloc_growable(n)))
-		hs_large_region_faulted();
+	if (!q)
+		q = hs_large_alloc_growable(n);
 	if (!q)
 		q = alloc_unsampled(n, 0);
 	if (!q) {
@@ -190,13 +190,10 @@ HS_HOT void *hs_realloc(void *p, size_t n)
 				if (q == p)
 					return p;
 			}
-			if (!q && hs_region_grow(p, n)) {
-				hs_large_region_faulted();
+			if (!q && hs_large_region_grow(p, n))
 				return p; /* unsampled now, grown in place */
-			}
-			if (!q && n <= HS_MAX_SMALL_SIZE &&
-			    (q = hs_region_alloc_growable(n)))
-				hs_large_region_faulted();
+			if (!q && n <= HS_MAX_SMALL_SIZE)
+				q = hs_large_alloc_growable(n);
 			if (!q)
 				q = alloc_unsampled(n, 0);
 			if (!q) {

@@ -57,7 +57,7 @@ void *hs_large_alloc_span(size_t n, size_t align)
  * 62.9 -> 60.4 MiB with this, jq 186.6 -> 185.3, minor faults within
  * 2 %; bench/ab_real_programs.sh, 3 runs).  mimalloc-bench's
  * malloc-large, whose blocks are all the region's, is unchanged. */
-void hs_large_region_faulted(void)
+static void region_faulted(void)
 {
 	size_t fresh = hs_region_fresh_bytes();
 
@@ -70,8 +70,24 @@ void *hs_large_alloc(size_t n)
 	void *p = hs_region_alloc(n);
 	if (!p)
 		return hs_large_alloc_span(n, 0);
-	hs_large_region_faulted();
+	region_faulted();
 	return p;
+}
+
+void *hs_large_alloc_growable(size_t n)
+{
+	void *p = hs_region_alloc_growable(n);
+	if (p)
+		region_faulted();
+	return p;
+}
+
+bool hs_large_region_grow(void *p, size_t n)
+{
+	if (!hs_region_grow(p, n))
+		return false;
+	region_faulted();
+	return true;
 }
 
 bool hs_large_grow(hs_span_t *s, size_t n)

@@ -31,12 +31,14 @@ void *hs_large_alloc_span(size_t n, size_t align);
  * Thread-safe. */
 void *hs_large_alloc(size_t n);
 
-/* After a block of the region was placed or grown (hs_large_alloc does it
- * itself): the fresh pages it took send as much of the page heap's free
- * committed memory back (swap on fault-in across the two pools: the page
- * heap's own rule, core/page_release.c, sees only its own growth).
- * Thread-safe. */
-void hs_large_region_faulted(void);
+/* hs_region_alloc_growable and hs_region_grow (sampling.h), for realloc.
+ * Like hs_large_alloc, the fresh pages a block of the region takes send
+ * as much of the page heap's free committed memory back (swap on
+ * fault-in across the two pools: the page heap's own rule,
+ * core/page_release.c, sees only its own growth).  NULL / false as the
+ * region's calls.  Thread-safe. */
+void *hs_large_alloc_growable(size_t n);
+bool hs_large_region_grow(void *p, size_t n);
 
 /* Grow the page-heap block of span s in place to hold n bytes; false
  * when the pages after it are not free.  Thread-safe. */

@@ -560,6 +560,9 @@ size_t hs_page_heap_release(size_t bytes)
 
 void hs_page_heap_release_on_fault(size_t bytes)
 {
+	/* (read again under the lock) */
+	if (hs_stat_get(HS_STAT_pageheap_free_bytes) <= 0)
+		return;
 	pthread_mutex_lock(&heap_lock);
 	hs_ph_release_on_fault_locked(bytes);
 	pthread_mutex_unlock(&heap_lock);

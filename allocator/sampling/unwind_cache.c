@@ -6,9 +6,10 @@
  *
  * The cache is global, lock-free (a seqlock per entry; a writer that
  * loses a race just does not cache), allocation-free (static, 128 KiB of
- * BSS, touched as used: a page of it per page of code seen, up to all 32,
- * unwind_internal.h hs_unwind_set_of).  An entry is keyed by the return address and the
- * identity of the object it lies in (its GNU build ID, found with the
+ * BSS, touched as used: one page to start with, doubled as entries get
+ * evicted, up to all 32, unwind_internal.h hs_unwind_set_at).  An entry is
+ * keyed by the return address and the identity of the object it lies in
+ * (its GNU build ID, found with the
  * lock-free _dl_find_object once per run of frames in one object): after
  * a dlclose, another object mapped at the same address has another build
  * ID and misses.  Objects without a build ID (other than the main

@@ -108,12 +108,6 @@ static inline struct centry *hs_unwind_set_at(uintptr_t ip, uint32_t mask)
 	return &hs_unwind_cache[page | set << 1];
 }
 
-static inline struct centry *hs_unwind_set_of(uintptr_t ip)
-{
-	return hs_unwind_set_at(
-		ip, __atomic_load_n(&hs_unwind_cache_mask, __ATOMIC_RELAXED));
-}
-
 static inline int hs_unwind_entry_get(struct centry *e, uintptr_t ip,
 				      uint64_t oid, struct rule *r)
 {
