@@ -407,6 +407,49 @@ static void test_region_fresh_releases_page_heap(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
+/* A block of the region grown within the pages it has takes no fresh
+ * page: the page heap keeps its free committed memory.  (Before, the count
+ * of fresh pages left for core/large.c was an earlier block's, big's 2 MiB
+ * here, and the page heap gave that much back.)  p, sampled, holds 60 KiB
+ * (its class's size, 61440) on 8 pages; realloc to 64 KiB, the least a
+ * block of the region grows to (HS_REGION_GROW_MIN), stays on them. */
+static void test_region_grow_within_pages(void **state)
+{
+	struct heapscope_allocator_stats st;
+	unsigned char *b[16], *p, *q, *big;
+
+	(void)state;
+	malloc_trim(0);
+	assert_int_equal(heapscope_set_sample_period(1), 0);
+	free(malloc(129 * MIB)); /* the thread looks at the period */
+	p = malloc(60 * KIB);
+	assert_non_null(find_record(p));
+	assert_int_equal(malloc_usable_size(p), 60 * KIB);
+	assert_int_equal(heapscope_set_sample_period(0), 0);
+	free(malloc(1)); /* back to period 0 */
+	big = malloc(2 * MIB); /* unsampled, on pages never used */
+	assert_true(in_region(big));
+	assert_null(find_record(big));
+	for (int i = 0; i < 16; i++) {
+		b[i] = malloc(100 * KIB);
+		assert_false(in_region(b[i]));
+		memset(b[i], 7, 100 * KIB);
+	}
+	for (int i = 0; i < 16; i++)
+		free(b[i]);
+	assert_int_equal(heapscope_get_allocator_stats(&st, sizeof(st)), 0);
+	uint64_t before = st.pageheap_free_bytes;
+	assert_true(before > 0);
+	q = realloc(p, 64 * KIB);
+	assert_ptr_equal(q, p);
+	assert_null(find_record(q)); /* grown unsampled, in place */
+	assert_int_equal(heapscope_get_allocator_stats(&st, sizeof(st)), 0);
+	assert_int_equal(st.pageheap_free_bytes, before);
+	free(q);
+	free(big);
+	assert_int_equal(heapscope_sampled_check(), 0);
+}
+
 /* malloc_trim gives the region's kept pages back. */
 static void test_region_trim(void **state)
 {
@@ -437,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_region_best_fit),
 		cmocka_unit_test(test_region_realloc_moved),
 		cmocka_unit_test(test_region_fresh_releases_page_heap),
+		cmocka_unit_test(test_region_grow_within_pages),
 		cmocka_unit_test(test_region_trim),
 	};
 

@@ -378,8 +378,10 @@ bool hs_pages_extend(uint32_t page, uint32_t n)
 	uint32_t len = hs_pg.meta[page].len, e = page + len, need, flen;
 	unsigned k = COLD;
 
-	if (n <= len)
+	if (n <= len) {
+		hs_pages_fresh = 0;
 		return true;
+	}
 	need = n - len;
 	if (e == hs_pg.frontier) {
 		if ((uint64_t)e + need > hs_pg.npages ||

@@ -86,9 +86,10 @@ void hs_pages_free(uint32_t page);
  * (pages_cache.c says why). */
 extern HS_TLS bool hs_pages_moved_copy;
 
-/* Pages of the calling thread's last hs_pages_alloc or hs_pages_extend
- * that were not kept warm (never used, or decommitted): what it may add
- * to the footprint once touched. */
+/* Pages of the calling thread's last successful hs_pages_alloc or
+ * hs_pages_extend that were not kept warm (never used, or decommitted):
+ * what it may add to the footprint once touched; 0 for an extend within
+ * the run's own pages. */
 extern HS_TLS uint32_t hs_pages_fresh;
 
 /* Decommit every cached run, and the metadata pages past the frontier
