@@ -373,20 +373,14 @@ static void test_region_realloc_moved(void **state)
 	assert_int_equal(heapscope_sampled_check(), 0);
 }
 
-/* Swap on fault-in across the two pools (core/large.c
- * region_faulted): a block of the region that takes fresh pages
- * sends as much of the page heap's free committed memory back, as the
- * page heap does when it grows itself.  Blocks of 100 KiB (a size class;
- * its empty spans go back to the page heap) freed leave committed free
- * spans there; a region block larger than all of them, cut from fresh
- * pages, leaves none.  Before, they stayed committed beside it. */
-static void test_region_fresh_releases_page_heap(void **state)
+/* Leaves free committed spans in the page heap: 16 blocks of 100 KiB (a
+ * size class; its empty spans go back to the page heap) written and
+ * freed.  Returns the page heap's free committed bytes after. */
+static uint64_t leave_page_heap_free(void)
 {
 	struct heapscope_allocator_stats st;
-	unsigned char *b[16], *big;
+	unsigned char *b[16];
 
-	(void)state;
-	malloc_trim(0);
 	for (int i = 0; i < 16; i++) {
 		b[i] = malloc(100 * KIB);
 		assert_false(in_region(b[i]));
@@ -395,7 +389,24 @@ static void test_region_fresh_releases_page_heap(void **state)
 	for (int i = 0; i < 16; i++)
 		free(b[i]);
 	assert_int_equal(heapscope_get_allocator_stats(&st, sizeof(st)), 0);
-	uint64_t before = st.pageheap_free_bytes;
+	return st.pageheap_free_bytes;
+}
+
+/* Swap on fault-in across the two pools (core/large.c
+ * region_faulted): a block of the region that takes fresh pages
+ * sends as much of the page heap's free committed memory back, as the
+ * page heap does when it grows itself.  With committed free spans left
+ * in the page heap (leave_page_heap_free), a region block larger than
+ * all of them, cut from fresh pages, leaves none.  Before, they stayed
+ * committed beside it. */
+static void test_region_fresh_releases_page_heap(void **state)
+{
+	struct heapscope_allocator_stats st;
+	unsigned char *big;
+
+	(void)state;
+	malloc_trim(0);
+	uint64_t before = leave_page_heap_free();
 	print_message("page heap free committed before: %llu KiB\n",
 		      (unsigned long long)before >> 10);
 	assert_true(before >= 8 * 100 * KIB);
@@ -416,7 +427,7 @@ static void test_region_fresh_releases_page_heap(void **state)
 static void test_region_grow_within_pages(void **state)
 {
 	struct heapscope_allocator_stats st;
-	unsigned char *b[16], *p, *q, *big;
+	unsigned char *p, *q, *big;
 
 	(void)state;
 	malloc_trim(0);
@@ -426,19 +437,11 @@ static void test_region_grow_within_pages(void **state)
 	assert_non_null(find_record(p));
 	assert_int_equal(malloc_usable_size(p), 60 * KIB);
 	assert_int_equal(heapscope_set_sample_period(0), 0);
-	free(malloc(1)); /* back to period 0 */
+	free(malloc(1));       /* back to period 0 */
 	big = malloc(2 * MIB); /* unsampled, on pages never used */
 	assert_true(in_region(big));
 	assert_null(find_record(big));
-	for (int i = 0; i < 16; i++) {
-		b[i] = malloc(100 * KIB);
-		assert_false(in_region(b[i]));
-		memset(b[i], 7, 100 * KIB);
-	}
-	for (int i = 0; i < 16; i++)
-		free(b[i]);
-	assert_int_equal(heapscope_get_allocator_stats(&st, sizeof(st)), 0);
-	uint64_t before = st.pageheap_free_bytes;
+	uint64_t before = leave_page_heap_free();
 	assert_true(before > 0);
 	q = realloc(p, 64 * KIB);
 	assert_ptr_equal(q, p);
